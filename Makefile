@@ -1,0 +1,183 @@
+# Huge-page BPF program packs for Debian's linux-source-6.1, and the QEMU
+# pipeline that proves what they do.  `make help` lists the targets.
+#
+#   source -> patch -> config -> kernel -> selftests -> initramfs -> run -> check
+#
+# Every output is a file under build/; a failed step deletes its output.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eo pipefail -c
+.DELETE_ON_ERROR:
+# Keep the intermediate files of the pattern chain (.source, kmod/.built, ...).
+.SECONDARY:
+.NOTPARALLEL:
+.DEFAULT_GOAL := all
+
+B := build
+SRC_TAR ?= /usr/src/linux-source-6.1.tar.xz
+KERNELS := base patched
+JOBS ?= 3
+# Guest runs: KVM=0|1|auto, GUEST_TIMEOUT seconds (guest/run-qemu.sh).
+export KVM ?= 0
+export GUEST_TIMEOUT ?= 600
+# The demo's churn, as the guest's /init takes it (',' for ' ').
+CHURN ?= churn,-n,5000,-r,8,-k
+V ?= 0
+, := ,
+Q := $(if $(filter 1,$(V)),,@)
+
+DEB_PACKAGES := linux-source-6.1 build-essential flex bison bc libelf-dev libssl-dev \
+	dwarves python3 cpio xz-utils busybox-static qemu-system-x86 libbpf-dev \
+	zlib1g-dev libzstd-dev
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+
+PATCHES := $(wildcard patches/*.patch)
+KMOD_SRCS := $(wildcard selftests/kmod/*.c) selftests/kmod/Kbuild
+SELFTEST_BINS := $(B)/selftests/runner $(B)/selftests/churn $(B)/selftests/host_runner
+
+T0 := $(shell date +%s)
+stage = @printf '[%4ds] %s\n' $$(( $$(date +%s) - $(T0) )) "$(1)"
+# Kernel make, quiet, output in build/logs; prints a line per 500 it logs.
+kmake = $(MAKE) -C $(B)/$(1)/linux ARCH=x86_64 $(2) 2>&1 | tee -a $(B)/logs/build-$(1).log | \
+	awk 'NR % 500 == 0 { printf "         ... %d lines of kernel build output\n", NR; fflush() }'
+guest_run = guest/run-qemu.sh $(B)/$(1)/bzImage $(B)/$(1)/initramfs.cpio $(B)/logs/$(2).log $(3)
+
+.PHONY: all deps kernel selftests demo test test-host test-guest test-nohuge test-harness \
+	initramfs help clean
+all: demo
+
+help:
+	@echo 'Targets:'
+	@echo '  make             build both kernels, boot each with the churn demo, print the table'
+	@echo '  make test        host tests, the guest suite on the patched kernel (normal and'
+	@echo '                   nohugevmalloc boots), and the harness checking itself'
+	@echo '  make kernel      $(B)/patched/bzImage (series applied) and $(B)/base/bzImage'
+	@echo '  make deps        apt-get install what is missing'
+	@echo '  make test-guest  just the guest suite; RUNNER_ARGS="-t churn -v" picks tests'
+	@echo '  make clean       remove $(B)/'
+	@echo 'Variables:'
+	@echo '  SRC_TAR=$(SRC_TAR)'
+	@echo '  JOBS=$(JOBS) KVM=$(KVM) GUEST_TIMEOUT=$(GUEST_TIMEOUT) V=$(V)'
+	@echo '  CHURN=$(CHURN)'
+	@echo '  series: $(words $(PATCHES)) patch(es) in patches/series'
+
+deps:
+	$(Q)missing=$$(for p in $(DEB_PACKAGES); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; \
+	done); \
+	if [ -n "$$missing" ]; then \
+		echo "  DEPS    installing:" $$missing; \
+		$(SUDO) apt-get update -q; \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q --no-install-recommends $$missing; \
+	fi
+
+$(B)/logs:
+	$(Q)mkdir -p $@
+
+# --- source and series ---------------------------------------------------
+# Each kernel gets its own unpacked tree; the patched one has the series on top.
+$(B)/source-version: $(SRC_TAR) | deps $(B)/logs
+	$(Q)v=$$(tar -xOJf $(SRC_TAR) --occurrence=1 linux-source-6.1/Makefile | \
+		awk '/^(VERSION|PATCHLEVEL|SUBLEVEL) =/ { printf "%s%s", sep, $$3; sep = "." }'); \
+	echo "linux-source-6.1 $$(dpkg-query -W -f='$${Version}' linux-source-6.1), Linux $$v" > $@
+	$(Q)echo "  SOURCE  $$(cat $@)"
+
+define unpack
+	$(call stage,unpack $(SRC_TAR) for $(1))
+	$(Q)rm -rf $(B)/$(1) && mkdir -p $(B)/$(1)
+	$(Q)tar -xJf $(SRC_TAR) -C $(B)/$(1) && mv $(B)/$(1)/linux-source-6.1 $(B)/$(1)/linux
+endef
+
+$(B)/base/.source: $(B)/source-version
+	$(call unpack,base)
+	$(Q)cp $< $@
+
+$(B)/patched/.source: $(B)/source-version patches/series $(PATCHES)
+	$(call unpack,patched)
+	$(Q)guest/apply-series.sh patches $(B)/patched/linux
+	$(Q)cp $< $@
+
+# --- config and kernel ---------------------------------------------------
+# tinyconfig for x86_64 (without ARCH=x86_64 it is a 32-bit kernel), the
+# fragment on top, then a check that every option asked for survived.
+$(B)/%/linux/.config: $(B)/%/.source guest/config.fragment guest/check-config.sh
+	$(call stage,configure $*: tinyconfig + guest/config.fragment)
+	$(Q)$(MAKE) -s -C $(B)/$*/linux ARCH=x86_64 tinyconfig > $(B)/logs/config-$*.log 2>&1
+	$(Q)cd $(B)/$*/linux && scripts/kconfig/merge_config.sh -m .config \
+		$(CURDIR)/guest/config.fragment >> $(CURDIR)/$(B)/logs/config-$*.log 2>&1
+	$(Q)$(MAKE) -s -C $(B)/$*/linux ARCH=x86_64 olddefconfig >> $(B)/logs/config-$*.log 2>&1
+	$(Q)guest/check-config.sh guest/config.fragment $@
+
+$(B)/%/bzImage: $(B)/%/linux/.config
+	$(call stage,build $* kernel (make -j$(JOBS) bzImage modules; log: $(B)/logs/build-$*.log))
+	$(Q): > $(B)/logs/build-$*.log
+	$(Q)$(call kmake,$*,-j$(JOBS) bzImage modules) || \
+		{ tail -n 30 $(B)/logs/build-$*.log; echo "kernel build failed: $(B)/logs/build-$*.log"; exit 1; }
+	$(Q)cp $(B)/$*/linux/arch/x86/boot/bzImage $@
+	$(call stage,$@ ready ($$(cat $(B)/source-version)))
+
+kernel: $(B)/patched/bzImage $(B)/base/bzImage
+
+# --- selftests and initramfs ---------------------------------------------
+selftests: | deps
+	$(Q)$(MAKE) -s -C selftests OUTPUT=$(CURDIR)/$(B)/selftests V=$(V)
+$(SELFTEST_BINS): selftests
+
+$(B)/%/kmod/.built: $(B)/%/bzImage $(KMOD_SRCS)
+	$(call stage,build test modules against the $* tree)
+	$(Q)$(MAKE) -s -C selftests kmod KDIR=$(CURDIR)/$(B)/$*/linux KMOD_OUT=$(CURDIR)/$(B)/$*/kmod
+	$(Q)touch $@
+
+$(B)/%/initramfs.cpio: $(B)/%/kmod/.built $(SELFTEST_BINS) guest/init guest/initramfs.list
+	$(Q)BUSYBOX=/bin/busybox GUEST=$(CURDIR)/guest SELFTESTS=$(CURDIR)/$(B)/selftests \
+		KMOD=$(CURDIR)/$(B)/$*/kmod $(B)/$*/linux/usr/gen_init_cpio guest/initramfs.list > $@
+	$(Q)echo "  CPIO    $@ ($$(du -k $@ | cut -f1) kB)"
+
+initramfs: $(B)/patched/initramfs.cpio $(B)/base/initramfs.cpio
+
+# --- runs ----------------------------------------------------------------
+demo: $(B)/base/initramfs.cpio $(B)/patched/initramfs.cpio
+	$(call stage,churn demo on base: $(CHURN))
+	$(Q)$(call guest_run,base,churn-base,guest_cmd=$(CHURN))
+	$(Q)guest/check-log.sh $(B)/logs/churn-base.log command
+	$(call stage,churn demo on patched: $(CHURN))
+	$(Q)$(call guest_run,patched,churn-patched,guest_cmd=$(CHURN))
+	$(Q)guest/check-log.sh $(B)/logs/churn-patched.log command
+	$(call stage,direct map before and after the churn (guest/churn-table.sh))
+	$(Q)guest/churn-table.sh $(B)/logs/churn-base.log $(B)/logs/churn-patched.log
+
+test-host: $(SELFTEST_BINS) | $(B)/logs
+	$(call stage,host tests)
+	$(Q)cd selftests && $(CURDIR)/$(B)/selftests/host_runner $(RUNNER_ARGS) | tee $(CURDIR)/$(B)/logs/host.log
+
+RUNNER_ARGS ?=
+runner_cmd = guest_cmd=runner$(if $(RUNNER_ARGS),$(shell printf ',%s' $(RUNNER_ARGS)))
+
+test-guest: $(B)/patched/initramfs.cpio
+	$(call stage,guest suite on the patched kernel)
+	$(Q)$(call guest_run,patched,guest-patched,$(runner_cmd))
+	$(Q)guest/check-log.sh $(B)/logs/guest-patched.log runner
+
+test-nohuge: $(B)/patched/initramfs.cpio
+	$(call stage,guest suite on the patched kernel booted with nohugevmalloc)
+	$(Q)$(call guest_run,patched,guest-nohuge,nohugevmalloc $(runner_cmd))
+	$(Q)guest/check-log.sh $(B)/logs/guest-nohuge.log runner
+
+# The harness must call a broken test and a kernel panic failures.
+test-harness: $(B)/patched/initramfs.cpio
+	$(call stage,harness self-test: a broken test and a kernel panic must fail)
+	$(Q)$(call guest_run,patched,harness-broken,guest_cmd=runner$(,)-t$(,)kunit_vmalloc_huge$(,)-a$(,)expect-nohuge)
+	$(Q)$(call guest_run,patched,harness-panic,crash_test)
+	$(Q){ guest/expect-fail.sh broken_test_fails $(B)/logs/harness-broken.log runner \
+		'failed: .*kunit_vmalloc_huge/vmalloc_huge_pmd_mapped: FAIL'; \
+	  guest/expect-fail.sh panic_fails $(B)/logs/harness-panic.log runner \
+		'no end marker: .*Kernel panic'; } | tee $(B)/logs/harness.log
+	$(Q)! grep -q '^#- .*: FAIL' $(B)/logs/harness.log
+
+test: test-host test-guest test-nohuge test-harness
+	$(call stage,results)
+	$(Q)guest/summary.sh $(B)/logs/host.log $(B)/logs/guest-patched.log \
+		$(B)/logs/guest-nohuge.log $(B)/logs/harness.log
+
+clean:
+	rm -rf $(B)

@@ -1,0 +1,57 @@
+#!/bin/bash
+# Boots a kernel and initramfs under QEMU and keeps the serial log:
+#   run-qemu.sh BZIMAGE INITRAMFS LOG [KERNEL ARGS...]
+# Environment: KVM=0 (TCG, the default), 1 (KVM), auto (KVM if a short
+# probe boot reaches /init); GUEST_TIMEOUT seconds (600).
+#
+# The guest shape is pinned here, in one place: the size of guest memory
+# changes the shape of the direct map (1 GiB pages appear from 3 GiB), so
+# every A/B run must boot the same machine.
+MEM=2G
+SMP=2
+CPU=max
+
+kernel=$1 initrd=$2 log=$3
+shift 3
+timeout=${GUEST_TIMEOUT:-600}
+kvm=${KVM:-0}
+
+qemu() {
+	accel=$1 limit=$2 out=$3
+	shift 3
+	timeout --foreground -k 5 "$limit" qemu-system-x86_64 \
+		-machine q35 -accel "$accel" -cpu "$CPU" -smp "$SMP" -m "$MEM" \
+		-nodefaults -display none -serial stdio -no-reboot \
+		-kernel "$kernel" -initrd "$initrd" \
+		-append "console=ttyS0 panic=-1 loglevel=5 $*" </dev/null >"$out" 2>&1
+}
+
+if [ "$kvm" = auto ]; then
+	kvm=0
+	if [ -w /dev/kvm ] && qemu kvm 20 "$log.probe" guest_cmd=true &&
+	   grep -q '^=== GUEST START' "$log.probe"; then
+		kvm=1
+	fi
+	rm -f "$log.probe"
+fi
+if [ "$kvm" = 1 ]; then
+	accel=kvm
+	[ "$CPU" = max ] && CPU=host
+else
+	accel=tcg,thread=multi
+fi
+
+start=$(date +%s)
+# The log keeps everything; the terminal shows what the guest's /init prints.
+set -o pipefail
+qemu "$accel" "$timeout" /dev/stdout "$@" | tr -d '\r' | tee "$log" |
+	sed -u -n '/^=== GUEST START/,/^=== GUEST END/p'
+rc=${PIPESTATUS[0]}
+elapsed=$(($(date +%s) - start))
+if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+	echo "launcher: timeout: the guest ran past ${timeout} s and was killed" >>"$log"
+elif [ "$rc" != 0 ]; then
+	echo "launcher: qemu exited $rc" >>"$log"
+fi
+echo "launcher: ${accel%%,*} guest, $MEM, $SMP vCPUs, ${elapsed} s" >>"$log"
+echo "  QEMU    $(basename "$log"): ${accel%%,*}, ${elapsed} s"

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/bpf.h>
+
+#include "progs.h"
+#include "sys.h"
+
+static struct bpf_insn mov64_imm(int reg, int imm)
+{
+	return (struct bpf_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = reg, .imm = imm };
+}
+
+static struct bpf_insn add64_imm(int reg, int imm)
+{
+	return (struct bpf_insn){ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = reg, .imm = imm };
+}
+
+int load_filter(unsigned int insns, int ret)
+{
+	struct bpf_insn *prog;
+	unsigned int i;
+	int fd;
+
+	if (insns < FILTER_MIN_INSNS)
+		return -EINVAL;
+	prog = calloc(insns, sizeof(*prog));
+	if (!prog)
+		return -ENOMEM;
+	/* r2 = 0; r2 += i ...; r0 = ret; exit: straight-line code of the size asked for */
+	for (i = 0; i < insns - 2; i++)
+		prog[i] = i ? add64_imm(BPF_REG_2, i) : mov64_imm(BPF_REG_2, 0);
+	prog[insns - 2] = mov64_imm(BPF_REG_0, ret);
+	prog[insns - 1] = (struct bpf_insn){ .code = BPF_JMP | BPF_EXIT };
+	fd = bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, NULL, "GPL", prog, insns, NULL);
+	free(prog);
+	return fd < 0 ? -errno : fd;
+}
+
+int count_live_progs(void)
+{
+	__u32 id = 0;
+	int n = 0;
+
+	while (!bpf_prog_get_next_id(id, &id))
+		n++;
+	return errno == ENOENT ? n : -errno;
+}
+
+int prog_jited_image(int fd, uint64_t *addr, uint32_t *len)
+{
+	struct bpf_prog_info info = {};
+	__u64 ksym = 0;
+	__u32 info_len = sizeof(info);
+
+	info.nr_jited_ksyms = 1;
+	info.jited_ksyms = (__u64)(unsigned long)&ksym;
+	if (bpf_obj_get_info_by_fd(fd, &info, &info_len))
+		return -errno;
+	*addr = ksym;
+	*len = info.jited_prog_len;
+	return 0;
+}
+
+static int modules_mapped(uint64_t *bytes)
+{
+	struct pt_stats st;
+	int err = ptdump_stats_kernel(MODULES_SECTION, 0, 0, &st);
+
+	*bytes = pt_mapped(&st);
+	return err;
+}
+
+int jit_settle(int live, const struct pt_stats *baseline, int timeout_ms)
+{
+	double deadline = now_ms() + timeout_ms;
+	uint64_t bytes;
+
+	do {
+		if (count_live_progs() == live && !modules_mapped(&bytes) &&
+		    bytes <= pt_mapped(baseline))
+			return 0;
+		usleep(20 * 1000);
+	} while (now_ms() < deadline);
+	return -ETIMEDOUT;
+}
+
+int jit_quiesce(int timeout_ms)
+{
+	double deadline = now_ms() + timeout_ms;
+	uint64_t bytes, last_bytes = 0;
+	int live, last_live = -1, stable = 0;
+
+	do {
+		live = count_live_progs();
+		if (live < 0 || modules_mapped(&bytes))
+			return -EIO;
+		stable = live == last_live && bytes == last_bytes ? stable + 1 : 0;
+		if (stable == 4)
+			return 0;
+		last_live = live;
+		last_bytes = bytes;
+		usleep(100 * 1000);
+	} while (now_ms() < deadline);
+	return -ETIMEDOUT;
+}

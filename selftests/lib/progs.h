@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Loading BPF programs of a chosen size, and watching JIT memory come back. */
+#ifndef PROGS_H
+#define PROGS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ptdump.h"
+
+/* Shortest program load_filter() builds: r0 = ret; exit. */
+#define FILTER_MIN_INSNS 2
+
+/*
+ * A socket filter of @insns instructions (>= FILTER_MIN_INSNS) that returns
+ * @ret: the fd, or -errno.  The log, if any, goes to stdout.
+ */
+int load_filter(unsigned int insns, int ret);
+
+/* Number of BPF programs alive in the system, or -errno. */
+int count_live_progs(void);
+
+/* Address and length of a program's JITed image; 0 or -errno. */
+int prog_jited_image(int fd, uint64_t *addr, uint32_t *len);
+
+/* The Modules section, where x86 puts JITed BPF code. */
+#define MODULES_SECTION "Modules"
+
+/*
+ * Program frees are deferred (RCU, then a workqueue), so counters read
+ * right after close() are not final.  jit_settle() waits (up to
+ * @timeout_ms) until @live programs are left and the Modules section maps
+ * no more bytes than in @baseline, at whatever page size; 0 or -ETIMEDOUT.
+ */
+int jit_settle(int live, const struct pt_stats *baseline, int timeout_ms);
+
+/*
+ * Waits until the live program count and the Modules section stay the
+ * same for half a second: frees an earlier test left in flight are done.
+ */
+int jit_quiesce(int timeout_ms);
+
+#endif

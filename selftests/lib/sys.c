@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sys.h"
+
+static long long read_keyed(const char *path, const char *name, const char *sep)
+{
+	char line[256], key[128];
+	long long val, found = -1;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	snprintf(key, sizeof(key), "%s%s", name, sep);
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, key, strlen(key)) &&
+		    sscanf(line + strlen(key), " %lld", &val) == 1) {
+			found = val;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+long long read_vmstat(const char *name)
+{
+	return read_keyed("/proc/vmstat", name, " ");
+}
+
+long long read_meminfo_kb(const char *name)
+{
+	return read_keyed("/proc/meminfo", name, ":");
+}
+
+int read_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY), err;
+	ssize_t n = 0, len = 0;
+
+	if (fd < 0)
+		return -errno;
+	while ((size_t)len + 1 < size && (n = read(fd, buf + len, size - len - 1)) > 0)
+		len += n;
+	err = n < 0 ? -errno : 0;
+	close(fd);
+	buf[len] = 0;
+	return err ?: (int)len;
+}
+
+int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, strlen(text)) < 0)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+bool cmdline_has(const char *word)
+{
+	char buf[4096], *tok, *save;
+
+	if (read_file("/proc/cmdline", buf, sizeof(buf)) < 0)
+		return false;
+	for (tok = strtok_r(buf, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save))
+		if (!strcmp(tok, word))
+			return true;
+	return false;
+}
+
+bool expect_huge_vmalloc(const char *runner_args)
+{
+	if (strstr(runner_args, "expect-nohuge"))
+		return false;
+	return !cmdline_has("nohugevmalloc");
+}
+
+int module_load(const char *path, const char *params)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (syscall(SYS_finit_module, fd, params ?: "", 0))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+int module_unload(const char *name)
+{
+	return syscall(SYS_delete_module, name, O_NONBLOCK) ? -errno : 0;
+}
+
+int kmsg_open(bool from_end)
+{
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (from_end)
+		lseek(fd, 0, SEEK_END);
+	return fd;
+}
+
+int kmsg_next(int fd, char *buf, size_t size)
+{
+	char rec[8192], *text, *nl;
+	ssize_t n;
+
+	for (;;) {
+		n = read(fd, rec, sizeof(rec) - 1);
+		if (n >= 0)
+			break;
+		if (errno == EAGAIN)
+			return 0;
+		if (errno != EPIPE)	/* EPIPE: records overwritten, go on with the next */
+			return -errno;
+	}
+	rec[n] = 0;
+	/* "prio,seq,usec,flags;text\n KEY=value..." */
+	text = strchr(rec, ';');
+	text = text ? text + 1 : rec;
+	nl = strchr(text, '\n');
+	if (nl)
+		*nl = 0;
+	snprintf(buf, size, "%s", text);
+	return 1;
+}
+
+/* A line of the kernel log that reports a bug: the same list as guest/check-log.sh. */
+static const char *const bad_patterns[] = {
+#include "log-patterns.h"
+};
+
+const char *kmsg_bad_pattern(const char *msg)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(bad_patterns) / sizeof(bad_patterns[0]); i++)
+		if (strstr(msg, bad_patterns[i]))
+			return bad_patterns[i];
+	return NULL;
+}
+
+double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* /proc, /sys, /dev/kmsg and module helpers for the guest tests. */
+#ifndef SYS_H
+#define SYS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* A /proc/vmstat counter, or -1 when the kernel has none by that name. */
+long long read_vmstat(const char *name);
+/* A /proc/meminfo value in kB, or -1. */
+long long read_meminfo_kb(const char *name);
+/* Reads a whole small file into buf (NUL-terminated); returns length or -errno. */
+int read_file(const char *path, char *buf, size_t size);
+int write_file(const char *path, const char *text);
+/* Does /proc/cmdline contain the word @word? */
+bool cmdline_has(const char *word);
+
+/*
+ * Should vmalloc_huge() map huge?  Yes unless the kernel was booted with
+ * nohugevmalloc, or the runner was told so (-a expect-nohuge, which on a
+ * normal boot makes the huge-mapping tests fail: the harness self-test).
+ */
+bool expect_huge_vmalloc(const char *runner_args);
+
+/* finit_module()/delete_module(); return 0 or -errno. */
+int module_load(const char *path, const char *params);
+int module_unload(const char *name);
+
+/* The kernel log from /dev/kmsg, one record at a time. */
+int kmsg_open(bool from_end);
+/* Next message text (no prefix, no newline) into buf: 1, 0 at the end, or -errno. */
+int kmsg_next(int fd, char *buf, size_t size);
+/* The pattern a log line matches if it reports a kernel bug, else NULL. */
+const char *kmsg_bad_pattern(const char *msg);
+
+/* Milliseconds of CLOCK_MONOTONIC. */
+double now_ms(void);
+
+#endif

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The runner: runs the tests listed in the generated tests.h, in order,
+ * filtered by -t, and prints
+ *
+ *   #N name: OK|FAIL|SKIP        (and #N/M name/sub: ... for subtests)
+ *   Summary: P/S PASSED, K SKIPPED, F FAILED
+ *   N passed, N failed
+ *
+ * as test_progs does: P counts tests, S subtests, K skipped tests and
+ * subtests, F failed tests.  The last line counts leaves (a subtest, or a
+ * test without subtests) and is the line CI reads.  Exit status is 1 when
+ * anything failed.
+ */
+#include <fnmatch.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "test_runner.h"
+
+#define DEFINE_TEST(name) void test_##name(void);
+#include "tests.h"
+#undef DEFINE_TEST
+
+static const struct test_def {
+	const char *name;
+	void (*run)(void);
+} tests[] = {
+#define DEFINE_TEST(name) { #name, test_##name },
+#include "tests.h"
+#undef DEFINE_TEST
+};
+
+enum result { RES_OK, RES_FAIL, RES_SKIP };
+static const char *const res_name[] = { "OK", "FAIL", "SKIP" };
+
+static struct {
+	const char *filter;	/* -t: glob on "test" or "test/subtest" */
+	const char *args;	/* -a */
+	bool verbose;
+	bool list;
+} opt;
+
+static struct {
+	int tests_ok, subtests_ok, skipped, tests_failed;
+	int leaves_ok, leaves_failed;
+} stats;
+
+/* The test or subtest running now, and where its output goes. */
+static struct {
+	const struct test_def *test;
+	int num, sub_num, sub_count;
+	bool failed, skipped;		/* outside any subtest */
+	bool any_sub_ok, any_sub_failed;
+	bool in_sub, sub_failed, sub_skipped;
+	char sub_name[128];
+	char skip_reason[160];
+	char *log;
+	size_t log_len;
+	FILE *real_stdout;
+} cur;
+
+static void log_begin(void)
+{
+	fflush(stdout);
+	stdout = open_memstream(&cur.log, &cur.log_len);
+	if (!stdout) {
+		stdout = cur.real_stdout;
+		perror("open_memstream");
+		exit(2);
+	}
+	stderr = stdout;
+}
+
+/* Ends the current output capture; prints it when @show. */
+static void log_end(bool show)
+{
+	fclose(stdout);
+	stdout = stderr = cur.real_stdout;
+	if ((show || opt.verbose) && cur.log_len) {
+		fputs(cur.log, stdout);
+		if (cur.log[cur.log_len - 1] != '\n')
+			putchar('\n');
+	}
+	free(cur.log);
+	cur.log = NULL;
+	cur.log_len = 0;
+}
+
+static const char *skip_suffix(enum result res)
+{
+	static char buf[sizeof(cur.skip_reason) + 4];
+
+	if (res != RES_SKIP || !cur.skip_reason[0])
+		return "";
+	snprintf(buf, sizeof(buf), " (%s)", cur.skip_reason);
+	return buf;
+}
+
+static void end_subtest(void)
+{
+	enum result res;
+
+	if (!cur.in_sub)
+		return;
+	cur.in_sub = false;
+	res = cur.sub_failed ? RES_FAIL : cur.sub_skipped ? RES_SKIP : RES_OK;
+	log_end(res == RES_FAIL);
+	printf("#%d/%d %s/%s: %s%s\n", cur.num, cur.sub_num, cur.test->name,
+	       cur.sub_name, res_name[res], skip_suffix(res));
+	cur.skip_reason[0] = 0;
+	switch (res) {
+	case RES_OK:
+		stats.subtests_ok++;
+		stats.leaves_ok++;
+		cur.any_sub_ok = true;
+		break;
+	case RES_FAIL:
+		stats.leaves_failed++;
+		cur.any_sub_failed = true;
+		break;
+	case RES_SKIP:
+		stats.skipped++;
+		break;
+	}
+	log_begin();
+}
+
+/* -t GLOB selects a whole test ("churn", "kunit*") or subtests ("kunit/vmalloc_*"). */
+static bool selected(const char *test, const char *sub)
+{
+	char full[256];
+	size_t len = strlen(test);
+
+	if (!opt.filter || !fnmatch(opt.filter, test, 0))
+		return true;
+	if (!sub)
+		return !strncmp(opt.filter, test, len) && opt.filter[len] == '/';
+	snprintf(full, sizeof(full), "%s/%s", test, sub);
+	return !fnmatch(opt.filter, full, 0);
+}
+
+bool test__start_subtest(const char *name)
+{
+	end_subtest();
+	cur.sub_num++;
+	if (!selected(cur.test->name, name))
+		return false;
+	cur.sub_count++;
+	cur.in_sub = true;
+	cur.sub_failed = cur.sub_skipped = false;
+	snprintf(cur.sub_name, sizeof(cur.sub_name), "%s", name);
+	return true;
+}
+
+void test__fail(void)
+{
+	if (cur.in_sub)
+		cur.sub_failed = true;
+	else
+		cur.failed = true;
+}
+
+void test__skip(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cur.skip_reason, sizeof(cur.skip_reason), fmt, ap);
+	va_end(ap);
+	if (cur.in_sub)
+		cur.sub_skipped = true;
+	else
+		cur.skipped = true;
+}
+
+void test__report(bool ok, const char *file, int line, const char *tag,
+		  const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ok && !opt.verbose)
+		return;
+	printf("%s:%d: %s: %s: ", file, line, tag, ok ? "ok" : "FAIL");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	if (!ok)
+		test__fail();
+}
+
+const char *test__args(void)
+{
+	return opt.args ?: "";
+}
+
+bool test__verbose(void)
+{
+	return opt.verbose;
+}
+
+static void run_test(const struct test_def *t, int num)
+{
+	enum result res;
+
+	memset(&cur, 0, sizeof(cur));
+	cur.real_stdout = stdout;
+	cur.test = t;
+	cur.num = num;
+	log_begin();
+	t->run();
+	end_subtest();
+	if (cur.failed || cur.any_sub_failed)
+		res = RES_FAIL;
+	else if (cur.skipped || (cur.sub_count && !cur.any_sub_ok))
+		res = RES_SKIP;
+	else
+		res = RES_OK;
+	log_end(res == RES_FAIL);
+	printf("#%d %s: %s%s\n", num, t->name, res_name[res], skip_suffix(res));
+	fflush(stdout);
+
+	if (res == RES_OK)
+		stats.tests_ok++;
+	else if (res == RES_SKIP)
+		stats.skipped++;
+	else
+		stats.tests_failed++;
+	/* A test with subtests counts as leaves through them, plus one if it failed outside them. */
+	if (!cur.sub_count && res == RES_OK)
+		stats.leaves_ok++;
+	else if ((!cur.sub_count && res == RES_FAIL) || cur.failed)
+		stats.leaves_failed++;
+}
+
+static void usage(const char *prog)
+{
+	fprintf(stderr,
+		"usage: %s [-l] [-v] [-t GLOB] [-a ARGS]\n"
+		"  -l       list tests and exit\n"
+		"  -v       show every test's output, not only failures'\n"
+		"  -t GLOB  run tests (or test/subtest) matching GLOB\n"
+		"  -a ARGS  options for the tests, e.g. \"expect-nohuge\"\n",
+		prog);
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	int c, i;
+
+	while ((c = getopt(argc, argv, "lvt:a:")) != -1) {
+		switch (c) {
+		case 'l': opt.list = true; break;
+		case 'v': opt.verbose = true; break;
+		case 't': opt.filter = optarg; break;
+		case 'a': opt.args = optarg; break;
+		default: usage(argv[0]);
+		}
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (i = 0; i < (int)(sizeof(tests) / sizeof(tests[0])); i++) {
+		if (!selected(tests[i].name, NULL))
+			continue;
+		if (opt.list)
+			puts(tests[i].name);
+		else
+			run_test(&tests[i], i + 1);
+	}
+	if (opt.list)
+		return 0;
+	printf("Summary: %d/%d PASSED, %d SKIPPED, %d FAILED\n", stats.tests_ok,
+	       stats.subtests_ok, stats.skipped, stats.tests_failed);
+	printf("%d passed, %d failed\n", stats.leaves_ok, stats.leaves_failed);
+	return stats.tests_failed || stats.leaves_failed ? 1 : 0;
+}
