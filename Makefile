@@ -163,16 +163,19 @@ test-nohuge: $(B)/patched/initramfs.cpio
 	$(Q)$(call guest_run,patched,guest-nohuge,nohugevmalloc $(runner_cmd))
 	$(Q)guest/check-log.sh $(B)/logs/guest-nohuge.log runner
 
-# The harness must call a broken test and a kernel panic failures.
+# The harness must call a broken test, a kernel panic and a hung guest failures.
 test-harness: $(B)/patched/initramfs.cpio
-	$(call stage,harness self-test: a broken test and a kernel panic must fail)
+	$(call stage,harness self-test: a broken test$(,) a kernel panic and a hang must fail)
 	$(Q)$(call guest_run,patched,harness-broken,guest_cmd=runner$(,)-t$(,)kunit_vmalloc_huge$(,)-a$(,)expect-nohuge)
 	$(Q)$(call guest_run,patched,harness-panic,crash_test)
+	$(Q)GUEST_TIMEOUT=30 $(call guest_run,patched,harness-hang,guest_cmd=../bin/cat)
 	$(Q){ guest/expect-fail.sh broken_test_fails $(B)/logs/harness-broken.log runner \
 		'failed: .*kunit_vmalloc_huge/vmalloc_huge_pmd_mapped: FAIL'; \
 	  guest/expect-fail.sh panic_fails $(B)/logs/harness-panic.log runner \
-		'no end marker: .*Kernel panic'; } | tee $(B)/logs/harness.log
-	$(Q)! grep -q '^#- .*: FAIL' $(B)/logs/harness.log
+		'no end marker: .*Kernel panic'; \
+	  guest/expect-fail.sh hang_times_out $(B)/logs/harness-hang.log runner \
+		'no end marker: launcher: timeout'; } | tee $(B)/logs/harness.log
+	$(Q)! grep -q '^#- [^ ]*: FAIL' $(B)/logs/harness.log
 
 test: test-host test-guest test-nohuge test-harness
 	$(call stage,results)

@@ -5,8 +5,8 @@
 passed=0 failed=0
 for log in "$@"; do
 	if grep -q '^#- ' "$log"; then
-		p=$(grep -c '^#- .*: OK' "$log")
-		f=$(grep -c '^#- .*: FAIL' "$log")
+		p=$(grep -c '^#- [^ ]*: OK' "$log")
+		f=$(grep -c '^#- [^ ]*: FAIL' "$log")
 	else
 		line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
 		[ -n "$line" ] || { echo "summary: $log has no result line"; failed=$((failed + 1)); continue; }

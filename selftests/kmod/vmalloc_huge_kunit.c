@@ -210,7 +210,25 @@ static struct kunit_suite vmalloc_huge_suite = {
 	.name = "vmalloc_huge",
 	.test_cases = vmalloc_huge_cases,
 };
-kunit_test_suite(vmalloc_huge_suite);
+
+/*
+ * Not kunit_test_suite(): 6.1 runs a module's suites from its
+ * MODULE_STATE_COMING notifier, before parse_args(), so the suite would
+ * never see huge_expected.  module_init runs after the parameters are set.
+ */
+static struct kunit_suite *suites[] = { &vmalloc_huge_suite };
+
+static int __init vmalloc_huge_kunit_init(void)
+{
+	return __kunit_test_suites_init(suites, ARRAY_SIZE(suites));
+}
+module_init(vmalloc_huge_kunit_init);
+
+static void __exit vmalloc_huge_kunit_exit(void)
+{
+	__kunit_test_suites_exit(suites, ARRAY_SIZE(suites));
+}
+module_exit(vmalloc_huge_kunit_exit);
 
 MODULE_DESCRIPTION("KUnit tests for opt-in huge vmalloc");
 MODULE_LICENSE("GPL");
