@@ -42,7 +42,7 @@ kmake = $(MAKE) -C $(B)/$(1)/linux ARCH=x86_64 $(2) 2>&1 | tee -a $(B)/logs/buil
 	awk 'NR % 500 == 0 { printf "         ... %d lines of kernel build output\n", NR; fflush() }'
 guest_run = guest/run-qemu.sh $(B)/$(1)/bzImage $(B)/$(1)/initramfs.cpio $(B)/logs/$(2).log $(3)
 
-.PHONY: all deps kernel selftests demo test test-host test-guest test-nohuge test-harness \
+.PHONY: all deps kernel check-series check-style series-tree selftests demo test test-host test-pack test-guest test-nohuge test-harness \
 	initramfs help clean
 all: demo
 
@@ -53,7 +53,11 @@ help:
 	@echo '                   nohugevmalloc boots), and the harness checking itself'
 	@echo '  make kernel      $(B)/patched/bzImage (series applied) and $(B)/base/bzImage'
 	@echo '  make deps        apt-get install what is missing'
+	@echo '  make check-series  apply the series a patch at a time, building each step'
+	@echo '  make check-style   checkpatch --strict on the patches, kernel-doc on touched files'
+	@echo '  make series-tree   $(B)/series-tree/linux: a git tree with the series as commits'
 	@echo '  make test-guest  just the guest suite; RUNNER_ARGS="-t churn -v" picks tests'
+	@echo '  make test-pack   the pack allocator host tests (make -C bpf-prog-pack bench|fuzz)'
 	@echo '  make clean       remove $(B)/'
 	@echo 'Variables:'
 	@echo '  SRC_TAR=$(SRC_TAR)'
@@ -92,6 +96,10 @@ $(B)/base/.source: $(B)/source-version
 	$(call unpack,base)
 	$(Q)cp $< $@
 
+$(B)/series-check/.source: $(B)/source-version
+	$(call unpack,series-check)
+	$(Q)cp $< $@
+
 $(B)/patched/.source: $(B)/source-version patches/series $(PATCHES)
 	$(call unpack,patched)
 	$(Q)guest/apply-series.sh patches $(B)/patched/linux
@@ -117,6 +125,41 @@ $(B)/%/bzImage: $(B)/%/linux/.config
 	$(call stage,$@ ready ($$(cat $(B)/source-version)))
 
 kernel: $(B)/patched/bzImage $(B)/base/bzImage
+
+# Bisectability: one tree, the series applied a patch at a time, a build after each.
+check-series:
+	$(Q)rm -rf $(B)/series-check
+	$(Q)$(MAKE) -s $(B)/series-check/linux/.config
+	$(Q)n=0; for p in $$(sed -e '/^#/d' -e '/^$$/d' patches/series); do n=$$((n + 1)); \
+		printf '[%4ds] series step %d: %s\n' $$(( $$(date +%s) - $(T0) )) $$n $$p; \
+		patch -d $(B)/series-check/linux -p1 --forward --batch -s < patches/$$p || \
+			{ echo "series: patch $$n, $$p, does not apply"; exit 1; }; \
+		$(MAKE) -s -C $(B)/series-check/linux ARCH=x86_64 -j$(JOBS) bzImage modules \
+			> $(B)/logs/series-check-$$n.log 2>&1 || \
+			{ tail -n 20 $(B)/logs/series-check-$$n.log; \
+			  echo "series: step $$n, $$p, does not build"; exit 1; }; \
+		if grep -E '(warning|error):' $(B)/logs/series-check-$$n.log; then \
+			echo "series: step $$n, $$p, builds with warnings"; exit 1; fi; \
+	done; echo "series: all $$n steps build without warnings"
+
+# A git tree with the series as commits, to work on it: edit, commit, then
+# git format-patch -o ../../../patches base..HEAD from $(B)/series-tree/linux.
+series-tree: $(B)/source-version
+	$(Q)rm -rf $(B)/series-tree
+	$(call unpack,series-tree)
+	$(Q)cd $(B)/series-tree/linux && git init -q && git add -f -A && \
+		git -c user.name=base -c user.email=base@localhost commit -qm "$$(cat $(CURDIR)/$<)" && \
+		git tag base && git am -q $$(sed -e '/^#/d' -e '/^$$/d' -e 's|^|$(CURDIR)/patches/|' \
+		$(CURDIR)/patches/series) && git log --oneline base..HEAD
+
+# checkpatch --strict on the series, kernel-doc on the files it touches.
+check-style: $(B)/patched/.source
+	$(Q)$(B)/patched/linux/scripts/checkpatch.pl --strict --no-tree --terse --show-types \
+		$$(sed -e '/^#/d' -e '/^$$/d' -e 's|^|patches/|' patches/series)
+	$(Q)cd $(B)/patched/linux && scripts/kernel-doc -none -Wall $$(cd $(CURDIR) && \
+		sed -n 's|^+++ b/\(.*\.[ch]\)$$|\1|p' $$(sed -e '/^#/d' -e '/^$$/d' \
+		-e 's|^|patches/|' patches/series) | sort -u)
+	$(Q)echo "style: checkpatch --strict and kernel-doc clean"
 
 # --- selftests and initramfs ---------------------------------------------
 selftests: | deps
@@ -150,6 +193,11 @@ test-host: $(SELFTEST_BINS) | $(B)/logs
 	$(call stage,host tests)
 	$(Q)cd selftests && $(CURDIR)/$(B)/selftests/host_runner $(RUNNER_ARGS) | tee $(CURDIR)/$(B)/logs/host.log
 
+# The pack allocator's host bench: kernel/bpf/prog_pack.c of the patched tree in user space.
+test-pack: $(B)/patched/.source | $(B)/logs
+	$(call stage,pack allocator host tests (bpf-prog-pack/))
+	$(Q)$(MAKE) -s -C bpf-prog-pack test OUTPUT=$(CURDIR)/$(B)/bpf-prog-pack | tee $(B)/logs/pack.log
+
 RUNNER_ARGS ?=
 runner_cmd = guest_cmd=runner$(if $(RUNNER_ARGS),$(shell printf ',%s' $(RUNNER_ARGS)))
 
@@ -177,9 +225,9 @@ test-harness: $(B)/patched/initramfs.cpio
 		'no end marker: launcher: timeout'; } | tee $(B)/logs/harness.log
 	$(Q)! grep -q '^#- [^ ]*: FAIL' $(B)/logs/harness.log
 
-test: test-host test-guest test-nohuge test-harness
+test: test-host test-pack test-guest test-nohuge test-harness
 	$(call stage,results)
-	$(Q)guest/summary.sh $(B)/logs/host.log $(B)/logs/guest-patched.log \
+	$(Q)guest/summary.sh $(B)/logs/host.log $(B)/logs/pack.log $(B)/logs/guest-patched.log \
 		$(B)/logs/guest-nohuge.log $(B)/logs/harness.log
 
 clean:

@@ -3,7 +3,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include "churn.h"
@@ -33,13 +32,7 @@ int snapshot_take(struct mem_snapshot *s)
 
 int churn_prepare(const struct churn_opts *o)
 {
-	struct rlimit rl = { o->count + 256, o->count + 256 };
-	struct rlimit cur;
-
-	if ((getrlimit(RLIMIT_NOFILE, &cur) || cur.rlim_cur < rl.rlim_cur) &&
-	    setrlimit(RLIMIT_NOFILE, &rl))
-		return -errno;
-	return jit_quiesce(SETTLE_MS);
+	return raise_nofile(o->count + 256) ?: jit_quiesce(SETTLE_MS);
 }
 
 struct worker {

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -152,6 +153,16 @@ const char *kmsg_bad_pattern(const char *msg)
 		if (strstr(msg, bad_patterns[i]))
 			return bad_patterns[i];
 	return NULL;
+}
+
+int raise_nofile(unsigned long n)
+{
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur >= n)
+		return 0;
+	rl.rlim_cur = rl.rlim_max = n;
+	return setrlimit(RLIMIT_NOFILE, &rl) ? -errno : 0;
 }
 
 double now_ms(void)

@@ -34,6 +34,9 @@ int kmsg_next(int fd, char *buf, size_t size);
 /* The pattern a log line matches if it reports a kernel bug, else NULL. */
 const char *kmsg_bad_pattern(const char *msg);
 
+/* Raise RLIMIT_NOFILE to at least @n open files: 0 or -errno. */
+int raise_nofile(unsigned long n);
+
 /* Milliseconds of CLOCK_MONOTONIC. */
 double now_ms(void);
 

@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Just enough of the kernel for kernel/bpf/prog_pack.c to build and run in
+ * user space, in the manner of tools/testing/radix-tree: every
+ * <linux/...> header it includes resolves here.  Memory comes from aligned
+ * anonymous mappings, permissions are tracked per area (and enforced with
+ * mprotect()), and each thing that can fail in the kernel can be made to
+ * fail on demand (see the shim_* hooks).
+ */
+#ifndef BPF_PROG_PACK_SHIM_H
+#define BPF_PROG_PACK_SHIM_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef uint8_t u8;
+typedef uint32_t u32;
+typedef uint64_t u64;
+
+#define __init
+#define late_initcall(fn)
+
+#define PAGE_SHIFT	12
+#define PAGE_SIZE	(1UL << PAGE_SHIFT)
+#define PMD_SHIFT	21
+#define PMD_SIZE	(1UL << PMD_SHIFT)
+#define SZ_1K		0x00000400UL
+#define SZ_1M		0x00100000UL
+#define SZ_2M		0x00200000UL
+#define num_possible_nodes()	1
+
+#define BITS_PER_LONG	64
+#define BIT(n)		(1UL << (n))
+#define BITS_TO_LONGS(n)	(((n) + BITS_PER_LONG - 1) / BITS_PER_LONG)
+#define round_up(x, y)	((((x) - 1) | ((__typeof__(x))((y) - 1))) + 1)
+#define min(a, b)	((a) < (b) ? (a) : (b))
+#define max(a, b)	((a) > (b) ? (a) : (b))
+#define min_t(t, a, b)	min((t)(a), (t)(b))
+#define struct_size(p, member, n) (sizeof(*(p)) + sizeof((p)->member[0]) * (n))
+#define container_of(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+
+/* --- list.h ---------------------------------------------------------- */
+struct list_head {
+	struct list_head *next, *prev;
+};
+#define LIST_HEAD_INIT(name) { &(name), &(name) }
+#define LIST_HEAD(name) struct list_head name = LIST_HEAD_INIT(name)
+
+static inline void list_add_tail(struct list_head *new, struct list_head *head)
+{
+	new->prev = head->prev;
+	new->next = head;
+	head->prev->next = new;
+	head->prev = new;
+}
+
+static inline void list_del(struct list_head *entry)
+{
+	entry->prev->next = entry->next;
+	entry->next->prev = entry->prev;
+	entry->next = entry->prev = NULL;
+}
+
+static inline bool list_empty(const struct list_head *head)
+{
+	return head->next == head;
+}
+
+#define list_entry(ptr, type, member) container_of(ptr, type, member)
+#define list_for_each_entry(pos, head, member)					\
+	for (pos = list_entry((head)->next, __typeof__(*pos), member);		\
+	     &pos->member != (head);						\
+	     pos = list_entry(pos->member.next, __typeof__(*pos), member))
+
+/* --- mutex.h, with the owner tracked for lockdep_assert_held() --------- */
+struct mutex {
+	pthread_mutex_t lock;
+	pthread_t owner;
+	bool held;
+};
+#define DEFINE_MUTEX(name) struct mutex name = { .lock = PTHREAD_MUTEX_INITIALIZER }
+void mutex_lock(struct mutex *m);
+void mutex_unlock(struct mutex *m);
+void shim_assert_held(struct mutex *m, const char *file, int line);
+#define lockdep_assert_held(m) shim_assert_held(m, __FILE__, __LINE__)
+
+/* --- bug.h, printk.h: warnings are counted, tests expect none -------- */
+void shim_warn(const char *file, int line, const char *fmt, ...);
+#define WARN_ONCE(cond, fmt...) ({						\
+	bool __c = !!(cond);							\
+	if (__c)								\
+		shim_warn(__FILE__, __LINE__, fmt);				\
+	__c;									\
+})
+#define pr_warn_once(fmt...) shim_warn(__FILE__, __LINE__, fmt)
+
+/* --- jump_label.h, static_call.h ------------------------------------- */
+struct static_key_false {
+	bool enabled;
+};
+#define DEFINE_STATIC_KEY_FALSE(name) struct static_key_false name
+#define static_branch_unlikely(key) ((key)->enabled)
+/* static_call_cond(name)() calls shim_call_name, a no-op until a test sets it */
+#define DEFINE_STATIC_CALL_NULL(name, func) void (*shim_call_##name)(void) = shim_nop
+#define static_call_cond(name) (*shim_call_##name)
+void shim_nop(void);
+
+/* --- slab.h ---------------------------------------------------------- */
+#define GFP_KERNEL 0
+void *kzalloc(size_t size, int gfp);
+void kfree(const void *p);
+
+/* --- bitmap.h, from the kernel's semantics --------------------------- */
+void bitmap_set(unsigned long *map, unsigned int start, unsigned int nbits);
+void bitmap_clear(unsigned long *map, unsigned int start, unsigned int nbits);
+unsigned int bitmap_weight(const unsigned long *map, unsigned int nbits);
+unsigned long find_next_bit(const unsigned long *map, unsigned long size,
+			    unsigned long offset);
+unsigned long find_next_zero_bit(const unsigned long *map, unsigned long size,
+				 unsigned long offset);
+unsigned long bitmap_find_next_zero_area(unsigned long *map, unsigned long size,
+					 unsigned long start, unsigned int nr,
+					 unsigned long align_mask);
+
+/* --- moduleloader.h, vmalloc.h, set_memory.h ------------------------- */
+void *module_alloc(unsigned long size);
+void *module_alloc_huge(unsigned long size);
+void module_memfree(void *addr);
+void set_vm_flush_reset_perms(void *addr);
+bool is_vm_area_hugepages(const void *addr);
+int set_memory_ro(unsigned long addr, int numpages);
+int set_memory_x(unsigned long addr, int numpages);
+
+/* --- filter.h -------------------------------------------------------- */
+#define BPF_PROG_CHUNK_SHIFT	6
+#define BPF_PROG_CHUNK_SIZE	BIT(BPF_PROG_CHUNK_SHIFT)
+#define BPF_PROG_CHUNK_MASK	(~(BPF_PROG_CHUNK_SIZE - 1))
+
+struct bpf_binary_header {
+	u32 size;
+	u8 image[] __attribute__((aligned(8)));
+};
+typedef void (*bpf_jit_fill_hole_t)(void *area, unsigned int size);
+void *bpf_prog_pack_alloc(u32 size, bpf_jit_fill_hole_t bpf_fill_ill_insns, bool was_classic);
+void bpf_prog_pack_free(struct bpf_binary_header *hdr);
+int bpf_arch_text_invalidate(void *dst, size_t len);
+
+/* --- hooks for the tests --------------------------------------------- */
+#define SHIM_TRAP 0xcc
+
+struct shim_area {
+	void *addr;
+	size_t size;
+	bool huge, ro, x, reset_perms;
+};
+
+extern struct shim_state {
+	/* what can fail: counts down to a failure; -1 never, 0 the next call */
+	long fail_huge;		/* module_alloc_huge() gets no 2M page: 4K area */
+	long fail_module_alloc;	/* module_alloc*() returns NULL */
+	long fail_kzalloc;
+	long fail_set_memory;
+	/* what is live */
+	long areas, huge_areas, kzallocs;
+	long warnings;
+	bool no_mprotect;	/* track permissions but leave the pages writable (bench) */
+} shim;
+
+void shim_reset(void);
+/* The area at @addr, or NULL. */
+const struct shim_area *shim_area_of(const void *addr);
+/* Write into read-only text, as bpf_arch_text_copy() does. */
+void shim_text_copy(void *dst, const void *src, size_t len);
+void shim_fill_trap(void *area, unsigned int size);
+
+#endif

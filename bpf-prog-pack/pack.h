@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kernel/bpf/prog_pack.c, compiled by pack.c against the shims, and a
+ * window on its internals for the tests.
+ */
+#ifndef PACK_H
+#define PACK_H
+
+#include <shim.h>
+
+struct pack_view {
+	void *ptr;
+	bool huge, flush_needed;
+	unsigned int used;		/* chunks */
+	const unsigned long *bitmap;
+};
+
+extern const unsigned long pack_size, pack_chunks;
+
+int pack_nr(void);
+/* The @i-th pack on the list: 0, or -1 past the end. */
+int pack_get(int i, struct pack_view *v);
+/* The pack holding @addr: its index, or -1. */
+int pack_index_of(const void *addr);
+unsigned long pack_fallback_count(void);
+unsigned long pack_oversized_count(void);
+unsigned long pack_oversized_bytes(void);
+/* Turns the predictor-flush steering on with @flush as the flush, or off. */
+void pack_pred_flush(void (*flush)(void));
+
+#endif

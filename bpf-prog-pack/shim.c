@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The kernel services prog_pack.c uses, in user space (see include/shim.h). */
+#include <errno.h>
+#include <stdarg.h>
+#include <sys/mman.h>
+
+#include <shim.h>
+
+struct shim_state shim;
+
+#define MAX_AREAS 4096
+static struct shim_area areas[MAX_AREAS];
+static int areas_used;		/* high-water mark of areas[] */
+
+void shim_reset(void)
+{
+	memset(&shim, 0, sizeof(shim));
+	shim.fail_huge = shim.fail_module_alloc = shim.fail_kzalloc = shim.fail_set_memory = -1;
+}
+
+/* Counts a hook down; true when this call is the one that fails. */
+static bool fails(long *hook)
+{
+	if (*hook < 0)
+		return false;
+	return (*hook)-- == 0;
+}
+
+void shim_warn(const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s:%d: kernel warning: ", file, line);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	shim.warnings++;
+}
+
+void shim_nop(void)
+{
+}
+
+void mutex_lock(struct mutex *m)
+{
+	pthread_mutex_lock(&m->lock);
+	m->owner = pthread_self();
+	m->held = true;
+}
+
+void mutex_unlock(struct mutex *m)
+{
+	m->held = false;
+	pthread_mutex_unlock(&m->lock);
+}
+
+void shim_assert_held(struct mutex *m, const char *file, int line)
+{
+	if (!m->held || !pthread_equal(m->owner, pthread_self()))
+		shim_warn(file, line, "lock not held\n");
+}
+
+void *kzalloc(size_t size, int gfp)
+{
+	void *p;
+
+	(void)gfp;
+	if (fails(&shim.fail_kzalloc))
+		return NULL;
+	p = calloc(1, size);
+	if (p)
+		shim.kzallocs++;
+	return p;
+}
+
+void kfree(const void *p)
+{
+	if (p)
+		shim.kzallocs--;
+	free((void *)p);
+}
+
+/* --- bitmaps ---------------------------------------------------------- */
+static bool test_bit(unsigned long nr, const unsigned long *map)
+{
+	return map[nr / BITS_PER_LONG] & BIT(nr % BITS_PER_LONG);
+}
+
+void bitmap_set(unsigned long *map, unsigned int start, unsigned int nbits)
+{
+	while (nbits--) {
+		map[start / BITS_PER_LONG] |= BIT(start % BITS_PER_LONG);
+		start++;
+	}
+}
+
+void bitmap_clear(unsigned long *map, unsigned int start, unsigned int nbits)
+{
+	while (nbits--) {
+		map[start / BITS_PER_LONG] &= ~BIT(start % BITS_PER_LONG);
+		start++;
+	}
+}
+
+unsigned int bitmap_weight(const unsigned long *map, unsigned int nbits)
+{
+	unsigned int i, w = 0;
+
+	for (i = 0; i < nbits / BITS_PER_LONG; i++)
+		w += __builtin_popcountl(map[i]);
+	for (i = nbits / BITS_PER_LONG * BITS_PER_LONG; i < nbits; i++)
+		w += test_bit(i, map);
+	return w;
+}
+
+/* Word at a time, like lib/find_bit.c: the bench measures the allocator, not this. */
+static unsigned long find_next(const unsigned long *map, unsigned long size,
+			       unsigned long offset, unsigned long invert)
+{
+	unsigned long word;
+
+	if (offset >= size)
+		return size;
+	word = (map[offset / BITS_PER_LONG] ^ invert) & (~0UL << (offset % BITS_PER_LONG));
+	offset -= offset % BITS_PER_LONG;
+	while (!word) {
+		offset += BITS_PER_LONG;
+		if (offset >= size)
+			return size;
+		word = map[offset / BITS_PER_LONG] ^ invert;
+	}
+	offset += __builtin_ctzl(word);
+	return min(offset, size);
+}
+
+unsigned long find_next_bit(const unsigned long *map, unsigned long size, unsigned long offset)
+{
+	return find_next(map, size, offset, 0);
+}
+
+unsigned long find_next_zero_bit(const unsigned long *map, unsigned long size,
+				 unsigned long offset)
+{
+	return find_next(map, size, offset, ~0UL);
+}
+
+/* lib/bitmap.c's bitmap_find_next_zero_area_off() with align_offset 0. */
+unsigned long bitmap_find_next_zero_area(unsigned long *map, unsigned long size,
+					 unsigned long start, unsigned int nr,
+					 unsigned long align_mask)
+{
+	unsigned long index, end, i;
+again:
+	index = find_next_zero_bit(map, size, start);
+	index = (index + align_mask) & ~align_mask;
+	end = index + nr;
+	if (end > size)
+		return end;
+	i = find_next_bit(map, end, index);
+	if (i < end) {
+		start = i + 1;
+		goto again;
+	}
+	return index;
+}
+
+/* --- executable memory ------------------------------------------------ */
+static struct shim_area *find_area(const void *addr)
+{
+	int i;
+
+	for (i = 0; i < areas_used; i++)
+		if (areas[i].addr && (char *)addr >= (char *)areas[i].addr &&
+		    (char *)addr < (char *)areas[i].addr + areas[i].size)
+			return &areas[i];
+	return NULL;
+}
+
+const struct shim_area *shim_area_of(const void *addr)
+{
+	return find_area(addr);
+}
+
+/* An anonymous mapping of @size aligned to @align, as a new area. */
+static void *map_area(size_t size, size_t align, bool huge)
+{
+	size_t len = size + align;
+	char *p, *start;
+	int i;
+
+	for (i = 0; i < MAX_AREAS && areas[i].addr; i++)
+		;
+	if (i == MAX_AREAS)
+		return NULL;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	start = (char *)(((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1));
+	if (start > p)
+		munmap(p, start - p);
+	if (start + size < p + len)
+		munmap(start + size, p + len - start - size);
+	areas[i] = (struct shim_area){ .addr = start, .size = size, .huge = huge };
+	if (i >= areas_used)
+		areas_used = i + 1;
+	shim.areas++;
+	shim.huge_areas += huge;
+	return start;
+}
+
+void *module_alloc(unsigned long size)
+{
+	if (fails(&shim.fail_module_alloc))
+		return NULL;
+	return map_area(round_up(size, PAGE_SIZE), PAGE_SIZE, false);
+}
+
+/* Like the kernel: PMD aligned huge pages from PMD_SIZE up, 4K when none can be had. */
+void *module_alloc_huge(unsigned long size)
+{
+	bool huge = size >= PMD_SIZE && !fails(&shim.fail_huge);
+
+	if (fails(&shim.fail_module_alloc))
+		return NULL;
+	if (!huge)
+		return map_area(round_up(size, PAGE_SIZE), PAGE_SIZE, false);
+	return map_area(round_up(size, PMD_SIZE), PMD_SIZE, true);
+}
+
+void module_memfree(void *addr)
+{
+	struct shim_area *a = find_area(addr);
+
+	if (!a || a->addr != addr) {
+		shim_warn(__FILE__, __LINE__, "module_memfree(%p): no such area\n", addr);
+		return;
+	}
+	/* read-only or executable memory may only go back with its permissions reset */
+	if ((a->ro || a->x) && !a->reset_perms)
+		shim_warn(__FILE__, __LINE__, "freeing protected %p without VM_FLUSH_RESET_PERMS\n",
+			  addr);
+	munmap(a->addr, a->size);
+	shim.areas--;
+	shim.huge_areas -= a->huge;
+	memset(a, 0, sizeof(*a));
+}
+
+void set_vm_flush_reset_perms(void *addr)
+{
+	struct shim_area *a = find_area(addr);
+
+	if (a)
+		a->reset_perms = true;
+}
+
+bool is_vm_area_hugepages(const void *addr)
+{
+	struct shim_area *a = find_area(addr);
+
+	return a && a->huge;
+}
+
+/* Whole areas only, as prog_pack.c asks: a partial change would split a huge page. */
+static struct shim_area *protect_target(unsigned long addr, int numpages)
+{
+	struct shim_area *a = find_area((void *)addr);
+
+	if (!a || a->addr != (void *)addr || a->size != (size_t)numpages * PAGE_SIZE) {
+		shim_warn(__FILE__, __LINE__, "set_memory on part of an area: %lx+%d pages\n",
+			  addr, numpages);
+		return NULL;
+	}
+	return a;
+}
+
+int set_memory_ro(unsigned long addr, int numpages)
+{
+	struct shim_area *a = protect_target(addr, numpages);
+
+	if (fails(&shim.fail_set_memory))
+		return -ENOMEM;
+	if (!a)
+		return -EINVAL;
+	a->ro = true;
+	if (shim.no_mprotect)
+		return 0;
+	return mprotect(a->addr, a->size, PROT_READ) ? -errno : 0;
+}
+
+int set_memory_x(unsigned long addr, int numpages)
+{
+	struct shim_area *a = protect_target(addr, numpages);
+
+	if (fails(&shim.fail_set_memory))
+		return -ENOMEM;
+	if (!a)
+		return -EINVAL;
+	a->x = true;
+	return 0;
+}
+
+/* text_poke: write through a writable alias, however the area is protected. */
+void shim_text_copy(void *dst, const void *src, size_t len)
+{
+	struct shim_area *a = find_area(dst);
+
+	if (!a) {
+		shim_warn(__FILE__, __LINE__, "text copy to %p outside any area\n", dst);
+		return;
+	}
+	if (a->ro && !shim.no_mprotect)
+		mprotect(a->addr, a->size, PROT_READ | PROT_WRITE);
+	memmove(dst, src, len);
+	if (a->ro && !shim.no_mprotect)
+		mprotect(a->addr, a->size, PROT_READ);
+}
+
+int bpf_arch_text_invalidate(void *dst, size_t len)
+{
+	struct shim_area *a = find_area(dst);
+
+	if (!a) {
+		shim_warn(__FILE__, __LINE__, "text invalidate at %p outside any area\n", dst);
+		return -EINVAL;
+	}
+	if (a->ro && !shim.no_mprotect)
+		mprotect(a->addr, a->size, PROT_READ | PROT_WRITE);
+	memset(dst, SHIM_TRAP, len);
+	if (a->ro && !shim.no_mprotect)
+		mprotect(a->addr, a->size, PROT_READ);
+	return 0;
+}
+
+void shim_fill_trap(void *area, unsigned int size)
+{
+	memset(area, SHIM_TRAP, size);
+}

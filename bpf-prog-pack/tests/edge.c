@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Programs larger than a pack, no huge page to be had, and every failure
+ * the allocator can meet: a clean NULL, nothing leaked, and service after.
+ */
+#include "../lib.h"
+#include "../../selftests/test_runner.h"
+
+static void test_oversized(void)
+{
+	u32 size = pack_size + 100 * 1024;
+	struct bpf_binary_header *big = prog_alloc(size, false);
+	const struct shim_area *a;
+
+	if (!ASSERT_TRUE(big, "alloc"))
+		return;
+	a = shim_area_of(big);
+	ASSERT_EQ(pack_nr(), 0, "no pack for it");
+	ASSERT_TRUE(a && a->huge && a->ro && a->x && a->reset_perms, "huge, ro, x, reset");
+	ASSERT_EQ(a ? a->size : 0, round_up((unsigned long)size, PMD_SIZE), "whole huge pages");
+	ASSERT_EQ(pack_oversized_count(), 1, "oversized count");
+	ASSERT_EQ(pack_oversized_bytes(), round_up((unsigned long)size, PMD_SIZE), "oversized bytes");
+	ASSERT_TRUE(all_trap(big->image, size - sizeof(*big)), "filled with traps");
+	prog_free(big);
+}
+
+static void test_fallback(void)
+{
+	unsigned long before = pack_fallback_count();
+	struct bpf_binary_header *p;
+	struct pack_view v;
+
+	shim.fail_huge = 0;
+	p = prog_alloc(512, false);
+	if (!ASSERT_TRUE(p, "alloc without huge pages") || !ASSERT_OK(pack_get(0, &v), "pack"))
+		return;
+	ASSERT_FALSE(v.huge, "4K pack");
+	ASSERT_EQ(pack_fallback_count(), before + 1, "fallback counted");
+	ASSERT_TRUE(shim_area_of(v.ptr)->ro, "still read-only");
+	prog_free(p);
+}
+
+/* Each failure point of a new pack: NULL, and no pack, area or struct left. */
+static void test_failures(void)
+{
+	static const struct { const char *what; long *hook; long when; } points[] = {
+		{ "kzalloc", &shim.fail_kzalloc, 0 },
+		{ "module_alloc_huge", &shim.fail_module_alloc, 0 },
+		{ "set_memory_ro", &shim.fail_set_memory, 0 },
+		{ "set_memory_x", &shim.fail_set_memory, 1 },
+	};
+	struct bpf_binary_header *p;
+	size_t i;
+
+	for (i = 0; i < sizeof(points) / sizeof(points[0]); i++) {
+		shim_reset();
+		*points[i].hook = points[i].when;
+		p = prog_alloc(256, false);
+		if (!ASSERT_FALSE(p, points[i].what)) {
+			prog_free(p);
+			continue;
+		}
+		if (!ASSERT_TRUE(pack_idle(), "nothing left after the failure"))
+			printf("after %s failed: %d packs, %ld areas, %ld structs\n",
+			       points[i].what, pack_nr(), shim.areas, shim.kzallocs);
+		p = prog_alloc(256, false);
+		ASSERT_TRUE(p, "the next load works");
+		prog_free(p);
+	}
+	/* and for a program larger than a pack */
+	shim_reset();
+	shim.fail_set_memory = 1;
+	p = prog_alloc(pack_size + 4096, false);
+	ASSERT_FALSE(p, "oversized with set_memory_x failing");
+	ASSERT_TRUE(pack_idle(), "nothing left");
+}
+
+void test_edge(void)
+{
+	static const struct { const char *name; void (*fn)(void); } cases[] = {
+		{ "oversized", test_oversized },
+		{ "fallback", test_fallback },
+		{ "failures", test_failures },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (!test__start_subtest(cases[i].name))
+			continue;
+		shim_reset();
+		cases[i].fn();
+		ASSERT_TRUE(pack_idle(), "nothing left");
+		ASSERT_EQ(shim.warnings, 0, "kernel warnings");
+	}
+}

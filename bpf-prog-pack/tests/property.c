@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Seeded random loads and frees, with failures injected, and the
+ * allocator's invariants checked after every step (the costly ones every
+ * 64 and 2048 steps).  -a "steps=N seed=S";
+ * make test runs a bounded 20,000 steps, make fuzz a long run.
+ */
+#include <stdlib.h>
+
+#include "../lib.h"
+#include "../../selftests/test_runner.h"
+
+#define MAX_LIVE 3000
+
+static struct prog {
+	struct bpf_binary_header *hdr;
+	u32 size;
+} live[MAX_LIVE];
+static int nlive;
+static unsigned long live_chunks, live_oversized;	/* kept as programs come and go */
+
+static void account(const struct prog *p, int sign)
+{
+	if (p->size > pack_size)
+		live_oversized += sign;
+	else
+		live_chunks += sign * (long)prog_chunks(p->size);
+}
+
+static unsigned long arg(const char *name, unsigned long def)
+{
+	const char *p = strstr(test__args(), name);
+
+	return p && p[strlen(name)] == '=' ? strtoul(p + strlen(name) + 1, NULL, 0) : def;
+}
+
+/* Each live program inside one pack, its chunks marked used. */
+static bool check_programs(unsigned long step)
+{
+	struct pack_view v;
+	int i, j, idx;
+
+	for (i = 0; i < nlive; i++) {
+		struct prog *p = &live[i];
+
+		if (p->size > pack_size)
+			continue;
+		idx = pack_index_of(p->hdr);
+		if (idx < 0 || pack_index_of((char *)p->hdr + p->size - 1) != idx) {
+			printf("step %lu: program %p+%u not inside one pack\n", step, p->hdr, p->size);
+			return false;
+		}
+		pack_get(idx, &v);
+		for (j = 0; j < (int)prog_chunks(p->size); j++) {
+			unsigned long c = ((char *)p->hdr - (char *)v.ptr) / BPF_PROG_CHUNK_SIZE + j;
+
+			if (!(v.bitmap[c / BITS_PER_LONG] & BIT(c % BITS_PER_LONG))) {
+				printf("step %lu: chunk %lu of a live program is free\n", step, c);
+				return false;
+			}
+		}
+	}
+	return true;
+}
+
+/* Every free chunk of every pack is traps. */
+static bool check_traps(unsigned long step)
+{
+	struct pack_view v;
+	int i, j;
+
+	for (i = 0; pack_get(i, &v) == 0; i++)
+		for (j = 0; j < (int)pack_chunks; j++)
+			if (!(v.bitmap[j / BITS_PER_LONG] & BIT(j % BITS_PER_LONG)) &&
+			    !all_trap((char *)v.ptr + j * BPF_PROG_CHUNK_SIZE, BPF_PROG_CHUNK_SIZE)) {
+				printf("step %lu: free chunk %d of pack %d is not traps\n", step, j, i);
+				return false;
+			}
+	return true;
+}
+
+/*
+ * After every step: the used chunks of all packs add up to the live
+ * programs' (with every live chunk marked used, as check_programs() sees
+ * now and then, no two programs share a chunk), no empty pack is kept,
+ * and no area, pack struct or warning is unaccounted for.
+ */
+static bool check(unsigned long step)
+{
+	unsigned long used = 0;
+	struct pack_view v;
+	int i;
+
+	for (i = 0; pack_get(i, &v) == 0; i++) {
+		if (!v.used) {
+			printf("step %lu: pack %d is empty but kept\n", step, i);
+			return false;
+		}
+		used += v.used;
+	}
+	if (used != live_chunks || live_oversized != pack_oversized_count() ||
+	    shim.areas != i + (long)live_oversized || shim.kzallocs != i || shim.warnings) {
+		printf("step %lu: chunks %lu vs %lu, oversized %lu vs %lu, areas %ld, structs %ld "
+		       "for %d packs, %ld warnings\n", step, live_chunks, used, live_oversized,
+		       pack_oversized_count(), shim.areas, shim.kzallocs, i, shim.warnings);
+		return false;
+	}
+	return (step % 64 || check_programs(step)) && (step % 2048 || check_traps(step));
+}
+
+void test_property(void)
+{
+	unsigned long steps = arg("steps", 20000), step;
+	unsigned int seed = arg("seed", 1);
+	int i;
+
+	shim_reset();
+	nlive = 0;
+	live_chunks = live_oversized = 0;
+	printf("%lu steps, seed %u\n", steps, seed);
+	for (step = 0; step < steps; step++) {
+		unsigned int r = rand_r(&seed) % 1000;
+
+		if (r < 520 && nlive < MAX_LIVE) {
+			u32 size = r < 2 ? pack_size + rand_r(&seed) % (3 * pack_size) :
+				   8 + rand_r(&seed) % (r < 100 ? 64 * 1024 : 4096);
+			bool classic = rand_r(&seed) % 4 == 0;
+
+			/* now and then the next new pack or area cannot be had */
+			if (r % 50 == 7)
+				*(rand_r(&seed) % 2 ? &shim.fail_huge : &shim.fail_set_memory) = 0;
+			if (r % 97 == 3)
+				shim.fail_kzalloc = 0;
+			live[nlive].hdr = prog_alloc(size, classic);
+			live[nlive].size = round_up(size, BPF_PROG_CHUNK_SIZE);
+			if (live[nlive].hdr)
+				account(&live[nlive++], 1);
+			shim.fail_huge = shim.fail_set_memory = shim.fail_kzalloc = -1;
+		} else if (nlive) {
+			i = rand_r(&seed) % nlive;
+			prog_free(live[i].hdr);
+			account(&live[i], -1);
+			live[i] = live[--nlive];
+		}
+		if (!ASSERT_TRUE(check(step), "invariants"))
+			break;
+	}
+	while (nlive)
+		prog_free(live[--nlive].hdr);
+	ASSERT_TRUE(pack_idle(), "nothing left after freeing all");
+	ASSERT_EQ(shim.warnings, 0, "kernel warnings");
+}

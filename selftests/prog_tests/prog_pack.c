@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The pack allocator as the series leaves it, checked from the outside:
+ * its statistics (debugfs), the page tables (ptdump), the memory itself
+ * (/proc/kcore) and /proc/vmallocinfo must all tell the same story.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "../lib/kcore.h"
+#include "../lib/packstats.h"
+#include "../lib/progs.h"
+#include "../lib/sys.h"
+#include "../test_runner.h"
+
+#define NPROGS		3000
+#define HDR_SIZE	8	/* struct bpf_binary_header */
+#define HOLE_SIZE	16	/* bpf_jit_binary_pack_alloc()'s trap gap */
+#define TRAP		0xcc	/* x86 int3 */
+#define FAIL_PAGE_ALLOC "/sys/kernel/debug/fail_page_alloc/"
+#define SETTLE_MS	20000
+
+struct loaded {
+	int fd[NPROGS];
+	unsigned int chunks[NPROGS];	/* chunks each program takes */
+	int n;
+};
+
+static unsigned int prog_chunks(int fd, long long chunk_size)
+{
+	uint64_t addr;
+	uint32_t len;
+
+	if (prog_jited_image(fd, &addr, &len))
+		return 0;
+	return (len + HDR_SIZE + HOLE_SIZE + chunk_size - 1) / chunk_size;
+}
+
+static bool load_many(struct loaded *l, int n, long long chunk_size)
+{
+	unsigned int seed = 42;
+
+	for (l->n = 0; l->n < n; l->n++) {
+		int fd = load_filter(FILTER_MIN_INSNS + rand_r(&seed) % 400, 0);
+
+		if (!ASSERT_GE(fd, 0, "load_filter"))
+			return false;
+		l->fd[l->n] = fd;
+		l->chunks[l->n] = prog_chunks(fd, chunk_size);
+	}
+	return true;
+}
+
+/* Closes every @step-th program from @first. */
+static void close_some(struct loaded *l, int first, int step)
+{
+	int i;
+
+	for (i = first; i < l->n; i += step) {
+		if (l->fd[i] >= 0)
+			close(l->fd[i]);
+		l->fd[i] = -1;
+		l->chunks[i] = 0;
+	}
+}
+
+static int live(const struct loaded *l)
+{
+	int i, n = 0;
+
+	for (i = 0; i < l->n; i++)
+		n += l->fd[i] >= 0;
+	return n;
+}
+
+/* Waits for freed programs to be gone from the pack statistics too. */
+static bool settle_to(const struct loaded *l, long long chunks, struct pack_stats *st)
+{
+	double deadline = now_ms() + SETTLE_MS;
+
+	do {
+		if (count_live_progs() == live(l) && !packstats_read(st)) {
+			if (st->bytes_in_use == chunks * st->chunk_size)
+				return true;
+			packstats_free(st);
+		}
+		usleep(50 * 1000);
+	} while (now_ms() < deadline);
+	return ASSERT_TRUE(false, "statistics settle to the live programs");
+}
+
+static long long live_chunks(const struct loaded *l)
+{
+	long long sum = 0;
+	int i;
+
+	for (i = 0; i < l->n; i++)
+		sum += l->chunks[i];
+	return sum;
+}
+
+struct map_check {
+	uint64_t start, end;
+	unsigned int shift;
+	uint64_t bytes;
+	bool bad;
+	int wx;
+};
+
+static void check_range(const char *section, const struct pt_range *r, void *data)
+{
+	struct map_check *c = data;
+
+	if (r->present && r->rw && r->x)
+		c->wx++;
+	if (r->end <= c->start || r->start >= c->end)
+		return;
+	if (!r->present || r->rw || !r->x || r->shift != c->shift || strcmp(section, MODULES_SECTION)) {
+		printf("0x%" PRIx64 "-0x%" PRIx64 " in \"%s\": present %d rw %d x %d level %u\n",
+		       r->start, r->end, section, r->present, r->rw, r->x, r->shift);
+		c->bad = true;
+	}
+	c->bytes += (r->end < c->end ? r->end : c->end) - (r->start > c->start ? r->start : c->start);
+}
+
+/* The pack is mapped read-only, executable, by entries of its size; nothing is W+X. */
+static void check_pack_mapping(const struct pack_info *p, long long size)
+{
+	struct map_check c = { p->addr, p->addr + size, p->mapped_shift };
+	FILE *f = fopen(PTDUMP_PATH, "r");
+
+	if (!ASSERT_TRUE(f, "open ptdump"))
+		return;
+	ASSERT_OK(ptdump_walk(f, check_range, &c), "ptdump_walk");
+	fclose(f);
+	ASSERT_EQ(c.bytes, size, "whole pack mapped");
+	ASSERT_FALSE(c.bad, "pack mapped ro x in Modules at its page size");
+	ASSERT_EQ(c.wx, 0, "no W+X mapping in the kernel");
+}
+
+/* Every byte of every free chunk is the trap instruction. */
+static void check_traps(const struct pack_info *p, long long size, long long chunk_size)
+{
+	unsigned char *mem = malloc(size);
+	unsigned int c, bad = 0;
+	long long i;
+
+	if (!ASSERT_TRUE(mem, "malloc") ||
+	    !ASSERT_OK(kcore_read(p->addr, mem, size), "read the pack through /proc/kcore")) {
+		free(mem);
+		return;
+	}
+	for (c = 0; c < size / chunk_size; c++) {
+		if (p->used[c])
+			continue;
+		for (i = c * chunk_size; i < (c + 1) * chunk_size; i++) {
+			if (mem[i] != TRAP && bad++ < 5)
+				printf("pack 0x%" PRIx64 " chunk %u: byte %lld is 0x%02x\n",
+				       p->addr, c, i, mem[i]);
+		}
+	}
+	free(mem);
+	ASSERT_EQ(bad, 0, "free bytes that are not int3");
+}
+
+static bool in_vmallocinfo(uint64_t addr)
+{
+	char needle[32], line[512];
+	FILE *f = fopen("/proc/vmallocinfo", "r");
+	bool found = false;
+
+	if (!f)
+		return false;
+	snprintf(needle, sizeof(needle), "0x%016" PRIx64 "-", addr);
+	while (!found && fgets(line, sizeof(line), f))
+		found = !strncmp(line, needle, strlen(needle));
+	fclose(f);
+	return found;
+}
+
+static void check_all_packs(const struct pack_stats *st, const char *when)
+{
+	int i;
+
+	printf("%s: %lld packs (%lld huge), %lld bytes in use\n", when, st->packs,
+	       st->huge_packs, st->bytes_in_use);
+	for (i = 0; i < st->npacks; i++) {
+		const struct pack_info *p = &st->pack[i];
+
+		unsigned int c, used = 0;
+
+		for (c = 0; c < p->chunks; c++)
+			used += p->used[c];
+		ASSERT_EQ(used, p->nr_used, "used chunks: count vs list");
+		ASSERT_EQ(p->nr_used + p->nr_free, p->chunks, "used + free chunks");
+		ASSERT_LE(p->largest_free, p->nr_free, "largest free run");
+		ASSERT_TRUE(in_vmallocinfo(p->addr), "pack in /proc/vmallocinfo");
+		check_pack_mapping(p, st->pack_size);
+		check_traps(p, st->pack_size, st->chunk_size);
+	}
+}
+
+static struct loaded progs;
+
+static void test_lifecycle(void)
+{
+	struct pack_stats st;
+	uint64_t addrs[PACK_MAX];
+	int i, n;
+
+	if (!ASSERT_OK(raise_nofile(NPROGS + 256), "RLIMIT_NOFILE") ||
+	    !ASSERT_OK(jit_quiesce(SETTLE_MS), "quiesce") ||
+	    !ASSERT_OK(packstats_read(&st), "read " PACKSTATS_PATH))
+		return;
+	ASSERT_EQ(st.packs, 0, "no pack while no program is loaded");
+	ASSERT_EQ(st.bytes_in_use, 0, "no byte in use");
+	if (!load_many(&progs, NPROGS, st.chunk_size))
+		goto out;
+	packstats_free(&st);
+	if (!ASSERT_OK(packstats_read(&st), "read " PACKSTATS_PATH))
+		goto out;
+	ASSERT_EQ(st.bytes_in_use, live_chunks(&progs) * st.chunk_size,
+		  "bytes in use = chunks of the loaded programs");
+	ASSERT_GE(st.packs, 2, "packs for 3000 programs");
+	/* nohugevmalloc turns huge packs off too */
+	ASSERT_EQ(st.huge_packs, expect_huge_vmalloc(test__args()) ? st.packs : 0,
+		  "huge packs");
+	check_all_packs(&st, "loaded");
+	n = st.npacks;
+	for (i = 0; i < n; i++)
+		addrs[i] = st.pack[i].addr;
+	packstats_free(&st);
+
+	/* free every other program: their chunks must be traps again */
+	close_some(&progs, 0, 2);
+	if (!settle_to(&progs, live_chunks(&progs), &st))
+		goto out;
+	check_all_packs(&st, "half freed");
+	packstats_free(&st);
+
+	close_some(&progs, 0, 1);
+	if (!settle_to(&progs, 0, &st))
+		goto out;
+	ASSERT_EQ(st.packs, 0, "no pack left");
+	for (i = 0; i < n; i++)
+		ASSERT_FALSE(in_vmallocinfo(addrs[i]), "freed pack gone from /proc/vmallocinfo");
+out:
+	close_some(&progs, 0, 1);
+	packstats_free(&st);
+}
+
+static int fail_page_alloc(bool on)
+{
+	static const char *const knobs[][3] = {
+		/* knob, on, off */
+		{ "ignore-gfp-wait", "N", "Y" },
+		{ "ignore-gfp-highmem", "N", "Y" },	/* vmalloc asks for highmem */
+		{ "min-order", "9", "1" },
+		{ "verbose", "0", "2" },
+		{ "interval", "1", "1" },
+		{ "times", "-1", "1" },
+		{ "probability", "100", "0" },
+	};
+	char path[128];
+	size_t i;
+	int err;
+
+	for (i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++) {
+		snprintf(path, sizeof(path), FAIL_PAGE_ALLOC "%s", knobs[i][0]);
+		err = write_file(path, knobs[i][on ? 1 : 2]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* No 2M page to be had: the load still works, on a 4K pack, and is counted. */
+static void test_fallback(void)
+{
+	struct pack_stats st;
+	long long fallbacks;
+	int fd;
+
+	if (access(FAIL_PAGE_ALLOC "probability", W_OK)) {
+		test__skip("no " FAIL_PAGE_ALLOC " (CONFIG_FAIL_PAGE_ALLOC)");
+		return;
+	}
+	if (!ASSERT_OK(jit_quiesce(SETTLE_MS), "quiesce") ||
+	    !ASSERT_OK(packstats_read(&st), "read " PACKSTATS_PATH))
+		return;
+	fallbacks = st.fallbacks;
+	ASSERT_EQ(st.packs, 0, "no pack to reuse");
+	packstats_free(&st);
+
+	if (!ASSERT_OK(fail_page_alloc(true), "fail_page_alloc on"))
+		return;
+	fd = load_filter(100, 0);
+	ASSERT_OK(fail_page_alloc(false), "fail_page_alloc off");
+	if (!ASSERT_GE(fd, 0, "load without 2M pages"))
+		return;
+	if (ASSERT_OK(packstats_read(&st), "read " PACKSTATS_PATH)) {
+		ASSERT_EQ(st.fallbacks, fallbacks + 1, "fallback counted");
+		ASSERT_EQ(st.packs, 1, "one pack");
+		ASSERT_EQ(st.huge_packs, 0, "and it is not huge");
+		if (st.npacks == 1)
+			ASSERT_EQ(st.pack[0].mapped_shift, 12, "mapped by 4K pages");
+		check_all_packs(&st, "fallback");
+		packstats_free(&st);
+	}
+	close(fd);
+	progs.n = 0;
+	if (settle_to(&progs, 0, &st))
+		ASSERT_EQ(st.packs, 0, "fallback pack freed");
+	packstats_free(&st);
+}
+
+void test_prog_pack(void)
+{
+	if (!packstats_available()) {
+		test__skip("no " PACKSTATS_PATH ": not the patched kernel");
+		return;
+	}
+	if (test__start_subtest("lifecycle"))
+		test_lifecycle();
+	if (test__start_subtest("fallback"))
+		test_fallback();
+}
