@@ -4,6 +4,14 @@
 
 #include "pack.h"
 
+/* Before per-pack free counts, the bitmap was the only count. */
+#if PACK_HAS_FREE
+#define PACK_FREE(pack) ((pack)->free)
+#else
+#define PACK_FREE(pack) (BPF_PROG_CHUNK_COUNT - \
+			 bitmap_weight((pack)->bitmap, BPF_PROG_CHUNK_COUNT))
+#endif
+
 const unsigned long pack_size = BPF_PROG_PACK_SIZE;
 const unsigned long pack_chunks = BPF_PROG_CHUNK_COUNT;
 
@@ -28,6 +36,7 @@ int pack_get(int i, struct pack_view *v)
 			.ptr = pack->ptr, .huge = pack->huge,
 			.flush_needed = pack->arch_flush_needed,
 			.used = bitmap_weight(pack->bitmap, BPF_PROG_CHUNK_COUNT),
+			.free = PACK_FREE(pack),
 			.bitmap = pack->bitmap,
 		};
 		return 0;

@@ -11,7 +11,8 @@
 struct pack_view {
 	void *ptr;
 	bool huge, flush_needed;
-	unsigned int used;		/* chunks */
+	unsigned int used;		/* chunks marked in the bitmap */
+	unsigned int free;		/* the pack's own count of free chunks */
 	const unsigned long *bitmap;
 };
 

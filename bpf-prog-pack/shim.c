@@ -16,6 +16,7 @@ void shim_reset(void)
 {
 	memset(&shim, 0, sizeof(shim));
 	shim.fail_huge = shim.fail_module_alloc = shim.fail_kzalloc = shim.fail_set_memory = -1;
+	shim.fail_xa_store = -1;
 }
 
 /* Counts a hook down; true when this call is the one that fails. */
@@ -165,14 +166,26 @@ again:
 }
 
 /* --- executable memory ------------------------------------------------ */
+static bool area_has(const struct shim_area *a, const void *addr)
+{
+	return a->addr && (char *)addr >= (char *)a->addr && (char *)addr < (char *)a->addr + a->size;
+}
+
+/*
+ * The area holding @addr.  The last one found is tried first: the kernel
+ * finds a page in constant time, and a linear walk here would charge the
+ * allocator for the number of areas the shim keeps.
+ */
 static struct shim_area *find_area(const void *addr)
 {
+	static struct shim_area *last;
 	int i;
 
+	if (last && area_has(last, addr))
+		return last;
 	for (i = 0; i < areas_used; i++)
-		if (areas[i].addr && (char *)addr >= (char *)areas[i].addr &&
-		    (char *)addr < (char *)areas[i].addr + areas[i].size)
-			return &areas[i];
+		if (area_has(&areas[i], addr))
+			return last = &areas[i];
 	return NULL;
 }
 
@@ -334,4 +347,87 @@ int bpf_arch_text_invalidate(void *dst, size_t len)
 void shim_fill_trap(void *area, unsigned int size)
 {
 	memset(area, SHIM_TRAP, size);
+}
+
+/* --- xarray: open addressing on the index, entries never moved but on growth --- */
+struct xa_slot {
+	unsigned long index;
+	void *entry;		/* NULL: empty; XA_TOMBSTONE: erased */
+};
+#define XA_TOMBSTONE ((void *)1)
+#define XA_ERROR ((void *)2)
+
+static struct xa_slot *xa_find(struct xarray *xa, unsigned long index, bool for_insert)
+{
+	size_t i, mask = xa->size - 1;
+	struct xa_slot *tomb = NULL;
+
+	if (!xa->size)
+		return NULL;
+	for (i = (index * 0x9e3779b97f4a7c15ul) >> 7 & mask;; i = (i + 1) & mask) {
+		struct xa_slot *s = &xa->slots[i];
+
+		if (!s->entry)
+			return for_insert ? (tomb ?: s) : NULL;
+		if (s->entry == XA_TOMBSTONE) {
+			if (!tomb)
+				tomb = s;
+		} else if (s->index == index) {
+			return s;
+		}
+	}
+}
+
+void *xa_load(struct xarray *xa, unsigned long index)
+{
+	struct xa_slot *s = xa_find(xa, index, false);
+
+	return s ? s->entry : NULL;
+}
+
+void *xa_store(struct xarray *xa, unsigned long index, void *entry, int gfp)
+{
+	struct xa_slot *s;
+	void *old;
+
+	(void)gfp;
+	if (fails(&shim.fail_xa_store))
+		return XA_ERROR;
+	if ((xa->used + 1) * 2 > xa->size) {	/* grow, dropping tombstones */
+		struct xarray bigger = { calloc(xa->size ? xa->size * 2 : 64, sizeof(*s)),
+					 xa->size ? xa->size * 2 : 64, 0 };
+		size_t i;
+
+		if (!bigger.slots)
+			return XA_ERROR;
+		for (i = 0; i < xa->size; i++)
+			if (xa->slots[i].entry && xa->slots[i].entry != XA_TOMBSTONE) {
+				*xa_find(&bigger, xa->slots[i].index, true) = xa->slots[i];
+				bigger.used++;
+			}
+		free(xa->slots);
+		*xa = bigger;
+	}
+	s = xa_find(xa, index, true);
+	old = s->entry && s->entry != XA_TOMBSTONE && s->index == index ? s->entry : NULL;
+	if (!old)
+		xa->used++;
+	s->index = index;
+	s->entry = entry;
+	return old;
+}
+
+void *xa_erase(struct xarray *xa, unsigned long index)
+{
+	struct xa_slot *s = xa_find(xa, index, false);
+	void *old = s ? s->entry : NULL;
+
+	if (s)
+		s->entry = XA_TOMBSTONE;
+	return old;
+}
+
+int xa_err(void *entry)
+{
+	return entry == XA_ERROR ? -ENOMEM : 0;
 }

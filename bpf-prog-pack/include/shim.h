@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,9 @@ typedef uint64_t u64;
 #define struct_size(p, member, n) (sizeof(*(p)) + sizeof((p)->member[0]) * (n))
 #define container_of(ptr, type, member) \
 	((type *)((char *)(ptr) - offsetof(type, member)))
+#define unlikely(x)	__builtin_expect(!!(x), 0)
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define ilog2(n)	(BITS_PER_LONG - 1 - __builtin_clzl(n))
 
 /* --- list.h ---------------------------------------------------------- */
 struct list_head {
@@ -67,6 +71,26 @@ static inline void list_del(struct list_head *entry)
 	entry->next = entry->prev = NULL;
 }
 
+static inline void INIT_LIST_HEAD(struct list_head *list)
+{
+	list->next = list->prev = list;
+}
+
+static inline void list_add(struct list_head *new, struct list_head *head)
+{
+	new->next = head->next;
+	new->prev = head;
+	head->next->prev = new;
+	head->next = new;
+}
+
+static inline void list_del_init(struct list_head *entry)
+{
+	entry->prev->next = entry->next;
+	entry->next->prev = entry->prev;
+	INIT_LIST_HEAD(entry);
+}
+
 static inline bool list_empty(const struct list_head *head)
 {
 	return head->next == head;
@@ -77,6 +101,58 @@ static inline bool list_empty(const struct list_head *head)
 	for (pos = list_entry((head)->next, __typeof__(*pos), member);		\
 	     &pos->member != (head);						\
 	     pos = list_entry(pos->member.next, __typeof__(*pos), member))
+
+/* hlist: a NULL head is an empty list, a NULL pprev an unhashed node */
+struct hlist_head {
+	struct hlist_node *first;
+};
+struct hlist_node {
+	struct hlist_node *next, **pprev;
+};
+
+static inline bool hlist_unhashed(const struct hlist_node *n)
+{
+	return !n->pprev;
+}
+
+static inline void hlist_del_init(struct hlist_node *n)
+{
+	if (hlist_unhashed(n))
+		return;
+	*n->pprev = n->next;
+	if (n->next)
+		n->next->pprev = n->pprev;
+	n->next = NULL;
+	n->pprev = NULL;
+}
+
+static inline void hlist_add_head(struct hlist_node *n, struct hlist_head *h)
+{
+	n->next = h->first;
+	if (h->first)
+		h->first->pprev = &n->next;
+	h->first = n;
+	n->pprev = &h->first;
+}
+
+#define hlist_entry_safe(ptr, type, member) \
+	({ __typeof__(ptr) ____p = (ptr); ____p ? container_of(____p, type, member) : NULL; })
+#define hlist_for_each_entry(pos, head, member)					\
+	for (pos = hlist_entry_safe((head)->first, __typeof__(*(pos)), member);	\
+	     pos;								\
+	     pos = hlist_entry_safe((pos)->member.next, __typeof__(*(pos)), member))
+
+/* --- xarray.h: a hash of index -> pointer, as much as prog_pack.c uses --- */
+struct xarray {
+	struct xa_slot *slots;
+	size_t size, used;
+};
+#define DEFINE_XARRAY(name) struct xarray name
+void *xa_load(struct xarray *xa, unsigned long index);
+/* Returns the old entry; a failure (fail_xa_store) as an error entry. */
+void *xa_store(struct xarray *xa, unsigned long index, void *entry, int gfp);
+void *xa_erase(struct xarray *xa, unsigned long index);
+int xa_err(void *entry);
 
 /* --- mutex.h, with the owner tracked for lockdep_assert_held() --------- */
 struct mutex {
@@ -127,6 +203,13 @@ unsigned long find_next_zero_bit(const unsigned long *map, unsigned long size,
 unsigned long bitmap_find_next_zero_area(unsigned long *map, unsigned long size,
 					 unsigned long start, unsigned int nr,
 					 unsigned long align_mask);
+/* include/linux/find.h */
+#define for_each_clear_bitrange(b, e, addr, size)		\
+	for ((b) = 0;						\
+	     (b) = find_next_zero_bit((addr), (size), (b)),	\
+	     (e) = find_next_bit((addr), (size), (b) + 1),	\
+	     (b) < (size);					\
+	     (b) = (e) + 1)
 
 /* --- moduleloader.h, vmalloc.h, set_memory.h ------------------------- */
 void *module_alloc(unsigned long size);
@@ -166,6 +249,7 @@ extern struct shim_state {
 	long fail_module_alloc;	/* module_alloc*() returns NULL */
 	long fail_kzalloc;
 	long fail_set_memory;
+	long fail_xa_store;
 	/* what is live */
 	long areas, huge_areas, kzallocs;
 	long warnings;

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Placement, reuse and release of programs in packs. */
-#include "../lib.h"
-#include "../../selftests/test_runner.h"
+#include "cases.h"
 
 #define N 256
 
@@ -108,22 +107,12 @@ static void test_new_pack(void)
 
 void test_alloc(void)
 {
-	static const struct { const char *name; void (*fn)(void); } cases[] = {
+	static const struct pack_case cases[] = {
 		{ "alignment_no_overlap", test_alignment_no_overlap },
 		{ "one_pack", test_one_pack },
 		{ "free_returns_chunks", test_free_returns_chunks },
 		{ "empty_pack_released", test_empty_pack_released },
 		{ "new_pack", test_new_pack },
 	};
-	size_t i;
-
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		if (!test__start_subtest(cases[i].name))
-			continue;
-		shim_reset();
-		cases[i].fn();
-		free_all();
-		ASSERT_TRUE(pack_idle(), "nothing left");
-		ASSERT_EQ(shim.warnings, 0, "kernel warnings");
-	}
+	run_pack_cases(cases, sizeof(cases) / sizeof(cases[0]), free_all);
 }

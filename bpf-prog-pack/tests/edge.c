@@ -3,8 +3,7 @@
  * Programs larger than a pack, no huge page to be had, and every failure
  * the allocator can meet: a clean NULL, nothing leaked, and service after.
  */
-#include "../lib.h"
-#include "../../selftests/test_runner.h"
+#include "cases.h"
 
 static void test_oversized(void)
 {
@@ -48,6 +47,7 @@ static void test_failures(void)
 		{ "module_alloc_huge", &shim.fail_module_alloc, 0 },
 		{ "set_memory_ro", &shim.fail_set_memory, 0 },
 		{ "set_memory_x", &shim.fail_set_memory, 1 },
+		{ "xa_store", &shim.fail_xa_store, 0 },
 	};
 	struct bpf_binary_header *p;
 	size_t i;
@@ -77,19 +77,10 @@ static void test_failures(void)
 
 void test_edge(void)
 {
-	static const struct { const char *name; void (*fn)(void); } cases[] = {
+	static const struct pack_case cases[] = {
 		{ "oversized", test_oversized },
 		{ "fallback", test_fallback },
 		{ "failures", test_failures },
 	};
-	size_t i;
-
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		if (!test__start_subtest(cases[i].name))
-			continue;
-		shim_reset();
-		cases[i].fn();
-		ASSERT_TRUE(pack_idle(), "nothing left");
-		ASSERT_EQ(shim.warnings, 0, "kernel warnings");
-	}
+	run_pack_cases(cases, sizeof(cases) / sizeof(cases[0]), NULL);
 }

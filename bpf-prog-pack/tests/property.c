@@ -80,7 +80,8 @@ static bool check_traps(unsigned long step)
 }
 
 /*
- * After every step: the used chunks of all packs add up to the live
+ * After every step: each pack's free count matches its bitmap, the used
+ * chunks of all packs add up to the live
  * programs' (with every live chunk marked used, as check_programs() sees
  * now and then, no two programs share a chunk), no empty pack is kept,
  * and no area, pack struct or warning is unaccounted for.
@@ -94,6 +95,11 @@ static bool check(unsigned long step)
 	for (i = 0; pack_get(i, &v) == 0; i++) {
 		if (!v.used) {
 			printf("step %lu: pack %d is empty but kept\n", step, i);
+			return false;
+		}
+		if (v.used + v.free != pack_chunks) {
+			printf("step %lu: pack %d counts %u free, its bitmap %lu\n", step, i,
+			       v.free, pack_chunks - v.used);
 			return false;
 		}
 		used += v.used;
@@ -131,11 +137,14 @@ void test_property(void)
 				*(rand_r(&seed) % 2 ? &shim.fail_huge : &shim.fail_set_memory) = 0;
 			if (r % 97 == 3)
 				shim.fail_kzalloc = 0;
+			if (r % 89 == 5)
+				shim.fail_xa_store = 0;
 			live[nlive].hdr = prog_alloc(size, classic);
 			live[nlive].size = round_up(size, BPF_PROG_CHUNK_SIZE);
 			if (live[nlive].hdr)
 				account(&live[nlive++], 1);
 			shim.fail_huge = shim.fail_set_memory = shim.fail_kzalloc = -1;
+			shim.fail_xa_store = -1;
 		} else if (nlive) {
 			i = rand_r(&seed) % nlive;
 			prog_free(live[i].hdr);
