@@ -20,6 +20,7 @@ JOBS ?= 3
 # Guest runs: KVM=0|1|auto, GUEST_TIMEOUT seconds (guest/run-qemu.sh).
 export KVM ?= 0
 export GUEST_TIMEOUT ?= 600
+DEBUG_TIMEOUT ?= 2400
 # The demo's churn, as the guest's /init takes it (',' for ' ').
 CHURN ?= churn,-n,5000,-r,8,-k
 V ?= 0
@@ -31,7 +32,8 @@ DEB_PACKAGES := linux-source-6.1 build-essential flex bison bc libelf-dev libssl
 	zlib1g-dev libzstd-dev
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-PATCHES := $(wildcard patches/*.patch)
+# The patches of the series, in order (the cover letter is not one).
+PATCHES := $(addprefix patches/,$(shell sed -e '/^\#/d' -e '/^$$/d' patches/series))
 KMOD_SRCS := $(wildcard selftests/kmod/*.c) selftests/kmod/Kbuild
 SELFTEST_BINS := $(B)/selftests/runner $(B)/selftests/churn $(B)/selftests/host_runner
 
@@ -43,7 +45,7 @@ kmake = $(MAKE) -C $(B)/$(1)/linux ARCH=x86_64 $(2) 2>&1 | tee -a $(B)/logs/buil
 guest_run = guest/run-qemu.sh $(B)/$(1)/bzImage $(B)/$(1)/initramfs.cpio $(B)/logs/$(2).log $(3)
 
 .PHONY: all deps kernel check-series check-style series-tree selftests demo test test-host test-pack test-guest test-nohuge test-harness \
-	initramfs help clean
+	test-debug test-debug-if-changed initramfs help clean FORCE
 all: demo
 
 help:
@@ -58,6 +60,8 @@ help:
 	@echo '  make series-tree   $(B)/series-tree/linux: a git tree with the series as commits'
 	@echo '  make test-guest  just the guest suite; RUNNER_ARGS="-t churn -v" picks tests'
 	@echo '  make test-pack   the pack allocator host tests (make -C bpf-prog-pack bench|fuzz)'
+	@echo '  make test-debug  the guest suite on a KASAN, lockdep, DEBUG_VM, kmemleak kernel'
+	@echo '                   (~40 min; CI runs it when guest/debug-tested is out of date)'
 	@echo '  make clean       remove $(B)/'
 	@echo 'Variables:'
 	@echo '  SRC_TAR=$(SRC_TAR)'
@@ -100,21 +104,24 @@ $(B)/series-check/.source: $(B)/source-version
 	$(call unpack,series-check)
 	$(Q)cp $< $@
 
-$(B)/patched/.source: $(B)/source-version patches/series $(PATCHES)
-	$(call unpack,patched)
-	$(Q)guest/apply-series.sh patches $(B)/patched/linux
+# patched, and debug: the same series under debug options (guest/debug.fragment)
+$(B)/patched/.source $(B)/debug/.source: $(B)/%/.source: $(B)/source-version patches/series $(PATCHES)
+	$(call unpack,$*)
+	$(Q)guest/apply-series.sh patches $(B)/$*/linux
 	$(Q)cp $< $@
 
 # --- config and kernel ---------------------------------------------------
 # tinyconfig for x86_64 (without ARCH=x86_64 it is a 32-bit kernel), the
-# fragment on top, then a check that every option asked for survived.
-$(B)/%/linux/.config: $(B)/%/.source guest/config.fragment guest/check-config.sh
-	$(call stage,configure $*: tinyconfig + guest/config.fragment)
+# fragments on top, then a check that every option asked for survived.
+fragments = guest/config.fragment $(if $(filter debug,$(1)),guest/debug.fragment)
+.SECONDEXPANSION:
+$(B)/%/linux/.config: $(B)/%/.source $$(call fragments,$$*) guest/check-config.sh
+	$(call stage,configure $*: tinyconfig + $(call fragments,$*))
 	$(Q)$(MAKE) -s -C $(B)/$*/linux ARCH=x86_64 tinyconfig > $(B)/logs/config-$*.log 2>&1
 	$(Q)cd $(B)/$*/linux && scripts/kconfig/merge_config.sh -m .config \
-		$(CURDIR)/guest/config.fragment >> $(CURDIR)/$(B)/logs/config-$*.log 2>&1
+		$(addprefix $(CURDIR)/,$(call fragments,$*)) >> $(CURDIR)/$(B)/logs/config-$*.log 2>&1
 	$(Q)$(MAKE) -s -C $(B)/$*/linux ARCH=x86_64 olddefconfig >> $(B)/logs/config-$*.log 2>&1
-	$(Q)guest/check-config.sh guest/config.fragment $@
+	$(Q)for f in $(call fragments,$*); do guest/check-config.sh $$f $@; done
 
 $(B)/%/bzImage: $(B)/%/linux/.config
 	$(call stage,build $* kernel (make -j$(JOBS) bzImage modules; log: $(B)/logs/build-$*.log))
@@ -162,13 +169,19 @@ check-style: $(B)/patched/.source
 	$(Q)echo "style: checkpatch --strict and kernel-doc clean"
 
 # --- selftests and initramfs ---------------------------------------------
-selftests: | deps
+# selftests/Makefile knows what is out of date; its outputs are restated after it.
+selftests: $(SELFTEST_BINS)
+$(SELFTEST_BINS) &: FORCE | deps
 	$(Q)$(MAKE) -s -C selftests OUTPUT=$(CURDIR)/$(B)/selftests V=$(V)
-$(SELFTEST_BINS): selftests
+FORCE:
+
+# The kernel's own test suites, built with the kernel (guest/config.fragment).
+UPSTREAM_KMODS := test_bpf.ko test_vmalloc.ko
 
 $(B)/%/kmod/.built: $(B)/%/bzImage $(KMOD_SRCS)
 	$(call stage,build test modules against the $* tree)
 	$(Q)$(MAKE) -s -C selftests kmod KDIR=$(CURDIR)/$(B)/$*/linux KMOD_OUT=$(CURDIR)/$(B)/$*/kmod
+	$(Q)cp $(addprefix $(B)/$*/linux/lib/,$(UPSTREAM_KMODS)) $(B)/$*/kmod/
 	$(Q)touch $@
 
 $(B)/%/initramfs.cpio: $(B)/%/kmod/.built $(SELFTEST_BINS) guest/init guest/initramfs.list
@@ -224,6 +237,34 @@ test-harness: $(B)/patched/initramfs.cpio
 	  guest/expect-fail.sh hang_times_out $(B)/logs/harness-hang.log runner \
 		'no end marker: launcher: timeout'; } | tee $(B)/logs/harness.log
 	$(Q)! grep -q '^#- [^ ]*: FAIL' $(B)/logs/harness.log
+
+# The same suite on the debug kernel: KASAN, lockdep, DEBUG_VM, kmemleak.
+# It takes about 40 minutes here, too long for every CI run, so a pass is
+# recorded in guest/debug-tested against a hash of what it tested, and CI
+# (test-debug-if-changed) runs it whenever that hash no longer matches:
+# on every change to the series or the kernel configs.
+DEBUG_INPUTS := patches/series $(PATCHES) guest/config.fragment guest/debug.fragment
+debug_hash = $$(cat $(DEBUG_INPUTS) | sha256sum | cut -c1-16)
+
+test-debug: $(B)/debug/initramfs.cpio
+	$(call stage,guest suite on the debug kernel (guest/debug.fragment))
+	$(Q)GUEST_TIMEOUT=$(DEBUG_TIMEOUT) $(call guest_run,debug,guest-debug,$(runner_cmd))
+	$(Q)guest/check-log.sh $(B)/logs/guest-debug.log runner
+	$(Q)guest/summary.sh $(B)/logs/guest-debug.log | tee $(B)/logs/debug-summary.log
+	$(Q)$(if $(RUNNER_ARGS),:,{ echo "# make test-debug passed on these inputs; the next line is the"; \
+	  echo "# sha256 (16 digits) of: $(DEBUG_INPUTS)"; echo $(debug_hash); \
+	  echo "$$(date -u '+%F %H:%M UTC'), $$(cat $(B)/source-version):"; \
+	  grep -a -E '^#[0-9]+ |^#[0-9]+/[0-9]+ .*\(' $(B)/logs/guest-debug.log; \
+	  tail -n 1 $(B)/logs/debug-summary.log; \
+	} > guest/debug-tested && echo "  STAMP   guest/debug-tested")
+
+test-debug-if-changed:
+	$(Q)if [ "$$(sed -n 3p guest/debug-tested 2>/dev/null)" = "$(debug_hash)" ]; then \
+		echo "debug kernel: the suite passed on these inputs, $$(sed -n 4p guest/debug-tested)"; \
+	else \
+		echo "debug kernel: series or configs changed since guest/debug-tested: running it"; \
+		$(MAKE) test-debug; \
+	fi
 
 test: test-host test-pack test-guest test-nohuge test-harness
 	$(call stage,results)

@@ -44,7 +44,7 @@ fi
 start=$(date +%s)
 # The log keeps everything; the terminal shows what the guest's /init prints.
 set -o pipefail
-qemu "$accel" "$timeout" /dev/stdout "$@" | tr -d '\r' | tee "$log" |
+qemu "$accel" "$timeout" /dev/stdout "$@" | sed -u 's/\r//g' | tee "$log" |
 	sed -u -n '/^=== GUEST START/,/^=== GUEST END/p'
 rc=${PIPESTATUS[0]}
 elapsed=$(($(date +%s) - start))

@@ -37,7 +37,8 @@ enum result { RES_OK, RES_FAIL, RES_SKIP };
 static const char *const res_name[] = { "OK", "FAIL", "SKIP" };
 
 static struct {
-	const char *filter;	/* -t: glob on "test" or "test/subtest" */
+	const char *filters[16];	/* -t: globs on "test" or "test/subtest" */
+	int nfilters;
 	const char *args;	/* -a */
 	bool verbose;
 	bool list;
@@ -56,7 +57,7 @@ static struct {
 	bool any_sub_ok, any_sub_failed;
 	bool in_sub, sub_failed, sub_skipped;
 	char sub_name[128];
-	char skip_reason[160];
+	char note[160], sub_note[160];	/* skip reasons, test__note() */
 	char *log;
 	size_t log_len;
 	FILE *real_stdout;
@@ -89,14 +90,20 @@ static void log_end(bool show)
 	cur.log_len = 0;
 }
 
-static const char *skip_suffix(enum result res)
+/* " (why it was skipped)", or " (what it measured)" */
+static const char *note_suffix(const char *note)
 {
-	static char buf[sizeof(cur.skip_reason) + 4];
+	static char buf[sizeof(cur.note) + 4];
 
-	if (res != RES_SKIP || !cur.skip_reason[0])
+	if (!note[0])
 		return "";
-	snprintf(buf, sizeof(buf), " (%s)", cur.skip_reason);
+	snprintf(buf, sizeof(buf), " (%s)", note);
 	return buf;
+}
+
+static char *cur_note(void)
+{
+	return cur.in_sub ? cur.sub_note : cur.note;
 }
 
 static void end_subtest(void)
@@ -109,8 +116,8 @@ static void end_subtest(void)
 	res = cur.sub_failed ? RES_FAIL : cur.sub_skipped ? RES_SKIP : RES_OK;
 	log_end(res == RES_FAIL);
 	printf("#%d/%d %s/%s: %s%s\n", cur.num, cur.sub_num, cur.test->name,
-	       cur.sub_name, res_name[res], skip_suffix(res));
-	cur.skip_reason[0] = 0;
+	       cur.sub_name, res_name[res], note_suffix(cur.sub_note));
+	cur.sub_note[0] = 0;
 	switch (res) {
 	case RES_OK:
 		stats.subtests_ok++;
@@ -128,18 +135,31 @@ static void end_subtest(void)
 	log_begin();
 }
 
-/* -t GLOB selects a whole test ("churn", "kunit*") or subtests ("kunit/vmalloc_*"). */
-static bool selected(const char *test, const char *sub)
+static bool selected_by(const char *glob, const char *test, const char *sub)
 {
 	char full[256];
 	size_t len = strlen(test);
 
-	if (!opt.filter || !fnmatch(opt.filter, test, 0))
+	if (!fnmatch(glob, test, 0))
 		return true;
 	if (!sub)
-		return !strncmp(opt.filter, test, len) && opt.filter[len] == '/';
+		return !strncmp(glob, test, len) && glob[len] == '/';
 	snprintf(full, sizeof(full), "%s/%s", test, sub);
-	return !fnmatch(opt.filter, full, 0);
+	return !fnmatch(glob, full, 0);
+}
+
+/*
+ * -t GLOB selects whole tests ("churn", "kunit*") or subtests
+ * ("kunit/vmalloc_*"); given more than once, any of them.
+ */
+static bool selected(const char *test, const char *sub)
+{
+	int i;
+
+	for (i = 0; i < opt.nfilters; i++)
+		if (selected_by(opt.filters[i], test, sub))
+			return true;
+	return !opt.nfilters;
 }
 
 bool test__start_subtest(const char *name)
@@ -163,12 +183,21 @@ void test__fail(void)
 		cur.failed = true;
 }
 
+void test__note(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cur_note(), sizeof(cur.note), fmt, ap);
+	va_end(ap);
+}
+
 void test__skip(const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(cur.skip_reason, sizeof(cur.skip_reason), fmt, ap);
+	vsnprintf(cur_note(), sizeof(cur.note), fmt, ap);
 	va_end(ap);
 	if (cur.in_sub)
 		cur.sub_skipped = true;
@@ -220,7 +249,7 @@ static void run_test(const struct test_def *t, int num)
 	else
 		res = RES_OK;
 	log_end(res == RES_FAIL);
-	printf("#%d %s: %s%s\n", num, t->name, res_name[res], skip_suffix(res));
+	printf("#%d %s: %s%s\n", num, t->name, res_name[res], note_suffix(cur.note));
 	fflush(stdout);
 
 	if (res == RES_OK)
@@ -242,7 +271,7 @@ static void usage(const char *prog)
 		"usage: %s [-l] [-v] [-t GLOB] [-a ARGS]\n"
 		"  -l       list tests and exit\n"
 		"  -v       show every test's output, not only failures'\n"
-		"  -t GLOB  run tests (or test/subtest) matching GLOB\n"
+		"  -t GLOB  run tests (or test/subtest) matching GLOB; repeatable\n"
 		"  -a ARGS  options for the tests, e.g. \"expect-nohuge\"\n",
 		prog);
 	exit(2);
@@ -256,7 +285,13 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'l': opt.list = true; break;
 		case 'v': opt.verbose = true; break;
-		case 't': opt.filter = optarg; break;
+		case 't':
+			if (opt.nfilters == (int)(sizeof(opt.filters) / sizeof(opt.filters[0]))) {
+				fprintf(stderr, "%s: too many -t\n", argv[0]);
+				return 2;
+			}
+			opt.filters[opt.nfilters++] = optarg;
+			break;
 		case 'a': opt.args = optarg; break;
 		default: usage(argv[0]);
 		}

@@ -16,6 +16,8 @@
 bool test__start_subtest(const char *name);
 void test__fail(void);
 void test__skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A short result shown on the test's (or subtest's) line, verbose or not. */
+void test__note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Runner options a test may read: -a ARGS, passed through verbatim. */
 const char *test__args(void);
 bool test__verbose(void);

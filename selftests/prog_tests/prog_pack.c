@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "../lib/kcore.h"
+#include "../checks.h"
 #include "../lib/packstats.h"
 #include "../lib/progs.h"
 #include "../lib/sys.h"
@@ -17,9 +17,6 @@
 #define NPROGS		3000
 #define HDR_SIZE	8	/* struct bpf_binary_header */
 #define HOLE_SIZE	16	/* bpf_jit_binary_pack_alloc()'s trap gap */
-#define TRAP		0xcc	/* x86 int3 */
-#define FAIL_PAGE_ALLOC "/sys/kernel/debug/fail_page_alloc/"
-#define SETTLE_MS	20000
 
 struct loaded {
 	int fd[NPROGS];
@@ -100,107 +97,6 @@ static long long live_chunks(const struct loaded *l)
 	return sum;
 }
 
-struct map_check {
-	uint64_t start, end;
-	unsigned int shift;
-	uint64_t bytes;
-	bool bad;
-	int wx;
-};
-
-static void check_range(const char *section, const struct pt_range *r, void *data)
-{
-	struct map_check *c = data;
-
-	if (r->present && r->rw && r->x)
-		c->wx++;
-	if (r->end <= c->start || r->start >= c->end)
-		return;
-	if (!r->present || r->rw || !r->x || r->shift != c->shift || strcmp(section, MODULES_SECTION)) {
-		printf("0x%" PRIx64 "-0x%" PRIx64 " in \"%s\": present %d rw %d x %d level %u\n",
-		       r->start, r->end, section, r->present, r->rw, r->x, r->shift);
-		c->bad = true;
-	}
-	c->bytes += (r->end < c->end ? r->end : c->end) - (r->start > c->start ? r->start : c->start);
-}
-
-/* The pack is mapped read-only, executable, by entries of its size; nothing is W+X. */
-static void check_pack_mapping(const struct pack_info *p, long long size)
-{
-	struct map_check c = { p->addr, p->addr + size, p->mapped_shift };
-	FILE *f = fopen(PTDUMP_PATH, "r");
-
-	if (!ASSERT_TRUE(f, "open ptdump"))
-		return;
-	ASSERT_OK(ptdump_walk(f, check_range, &c), "ptdump_walk");
-	fclose(f);
-	ASSERT_EQ(c.bytes, size, "whole pack mapped");
-	ASSERT_FALSE(c.bad, "pack mapped ro x in Modules at its page size");
-	ASSERT_EQ(c.wx, 0, "no W+X mapping in the kernel");
-}
-
-/* Every byte of every free chunk is the trap instruction. */
-static void check_traps(const struct pack_info *p, long long size, long long chunk_size)
-{
-	unsigned char *mem = malloc(size);
-	unsigned int c, bad = 0;
-	long long i;
-
-	if (!ASSERT_TRUE(mem, "malloc") ||
-	    !ASSERT_OK(kcore_read(p->addr, mem, size), "read the pack through /proc/kcore")) {
-		free(mem);
-		return;
-	}
-	for (c = 0; c < size / chunk_size; c++) {
-		if (p->used[c])
-			continue;
-		for (i = c * chunk_size; i < (c + 1) * chunk_size; i++) {
-			if (mem[i] != TRAP && bad++ < 5)
-				printf("pack 0x%" PRIx64 " chunk %u: byte %lld is 0x%02x\n",
-				       p->addr, c, i, mem[i]);
-		}
-	}
-	free(mem);
-	ASSERT_EQ(bad, 0, "free bytes that are not int3");
-}
-
-static bool in_vmallocinfo(uint64_t addr)
-{
-	char needle[32], line[512];
-	FILE *f = fopen("/proc/vmallocinfo", "r");
-	bool found = false;
-
-	if (!f)
-		return false;
-	snprintf(needle, sizeof(needle), "0x%016" PRIx64 "-", addr);
-	while (!found && fgets(line, sizeof(line), f))
-		found = !strncmp(line, needle, strlen(needle));
-	fclose(f);
-	return found;
-}
-
-static void check_all_packs(const struct pack_stats *st, const char *when)
-{
-	int i;
-
-	printf("%s: %lld packs (%lld huge), %lld bytes in use\n", when, st->packs,
-	       st->huge_packs, st->bytes_in_use);
-	for (i = 0; i < st->npacks; i++) {
-		const struct pack_info *p = &st->pack[i];
-
-		unsigned int c, used = 0;
-
-		for (c = 0; c < p->chunks; c++)
-			used += p->used[c];
-		ASSERT_EQ(used, p->nr_used, "used chunks: count vs list");
-		ASSERT_EQ(p->nr_used + p->nr_free, p->chunks, "used + free chunks");
-		ASSERT_LE(p->largest_free, p->nr_free, "largest free run");
-		ASSERT_TRUE(in_vmallocinfo(p->addr), "pack in /proc/vmallocinfo");
-		check_pack_mapping(p, st->pack_size);
-		check_traps(p, st->pack_size, st->chunk_size);
-	}
-}
-
 static struct loaded progs;
 
 static void test_lifecycle(void)
@@ -250,31 +146,6 @@ out:
 	packstats_free(&st);
 }
 
-static int fail_page_alloc(bool on)
-{
-	static const char *const knobs[][3] = {
-		/* knob, on, off */
-		{ "ignore-gfp-wait", "N", "Y" },
-		{ "ignore-gfp-highmem", "N", "Y" },	/* vmalloc asks for highmem */
-		{ "min-order", "9", "1" },
-		{ "verbose", "0", "2" },
-		{ "interval", "1", "1" },
-		{ "times", "-1", "1" },
-		{ "probability", "100", "0" },
-	};
-	char path[128];
-	size_t i;
-	int err;
-
-	for (i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++) {
-		snprintf(path, sizeof(path), FAIL_PAGE_ALLOC "%s", knobs[i][0]);
-		err = write_file(path, knobs[i][on ? 1 : 2]);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
 /* No 2M page to be had: the load still works, on a 4K pack, and is counted. */
 static void test_fallback(void)
 {
@@ -282,8 +153,8 @@ static void test_fallback(void)
 	long long fallbacks;
 	int fd;
 
-	if (access(FAIL_PAGE_ALLOC "probability", W_OK)) {
-		test__skip("no " FAIL_PAGE_ALLOC " (CONFIG_FAIL_PAGE_ALLOC)");
+	if (!fault_available(FAIL_PAGE_ALLOC)) {
+		test__skip("no " FAULT_DIR FAIL_PAGE_ALLOC " (CONFIG_FAIL_PAGE_ALLOC)");
 		return;
 	}
 	if (!ASSERT_OK(jit_quiesce(SETTLE_MS), "quiesce") ||
@@ -293,10 +164,10 @@ static void test_fallback(void)
 	ASSERT_EQ(st.packs, 0, "no pack to reuse");
 	packstats_free(&st);
 
-	if (!ASSERT_OK(fail_page_alloc(true), "fail_page_alloc on"))
+	if (!ASSERT_OK(fault_setup(FAIL_PAGE_ALLOC, FAULT_ALWAYS, 9), "fail_page_alloc on"))
 		return;
 	fd = load_filter(100, 0);
-	ASSERT_OK(fail_page_alloc(false), "fail_page_alloc off");
+	ASSERT_OK(fault_setup(FAIL_PAGE_ALLOC, FAULT_OFF, 0), "fail_page_alloc off");
 	if (!ASSERT_GE(fd, 0, "load without 2M pages"))
 		return;
 	if (ASSERT_OK(packstats_read(&st), "read " PACKSTATS_PATH)) {

@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "checks.h"
+#include "lib/kcore.h"
+#include "lib/progs.h"
+#include "lib/ptdump.h"
+#include "lib/sys.h"
+#include "test_runner.h"
+
+bool in_vmallocinfo(uint64_t addr)
+{
+	char needle[32], line[512];
+	FILE *f = fopen("/proc/vmallocinfo", "r");
+	bool found = false;
+
+	if (!f)
+		return false;
+	snprintf(needle, sizeof(needle), "0x%016" PRIx64 "-", addr);
+	while (!found && fgets(line, sizeof(line), f))
+		found = !strncmp(line, needle, strlen(needle));
+	fclose(f);
+	return found;
+}
+
+struct map_check {
+	uint64_t start, end;
+	unsigned int shift;
+	uint64_t bytes;
+	bool bad;
+	int wx;
+};
+
+static void check_range(const char *section, const struct pt_range *r, void *data)
+{
+	struct map_check *c = data;
+
+	if (r->present && r->rw && r->x) {
+		printf("W+X: 0x%" PRIx64 "-0x%" PRIx64 " in \"%s\"\n", r->start, r->end, section);
+		c->wx++;
+	}
+	if (r->end <= c->start || r->start >= c->end)
+		return;
+	if (!r->present || r->rw || !r->x || r->shift != c->shift || strcmp(section, MODULES_SECTION)) {
+		printf("0x%" PRIx64 "-0x%" PRIx64 " in \"%s\": present %d rw %d x %d level %u\n",
+		       r->start, r->end, section, r->present, r->rw, r->x, r->shift);
+		c->bad = true;
+	}
+	c->bytes += (r->end < c->end ? r->end : c->end) - (r->start > c->start ? r->start : c->start);
+}
+
+void check_mapping(uint64_t start, long long size, unsigned int shift)
+{
+	struct map_check c = { start, start + size, shift };
+	FILE *f = fopen(PTDUMP_PATH, "r");
+
+	if (!ASSERT_TRUE(f, "open " PTDUMP_PATH))
+		return;
+	ASSERT_OK(ptdump_walk(f, check_range, &c), "ptdump_walk");
+	fclose(f);
+	if (size) {
+		ASSERT_EQ(c.bytes, size, "whole pack mapped");
+		ASSERT_FALSE(c.bad, "pack mapped ro x in Modules at its page size");
+	}
+	ASSERT_EQ(c.wx, 0, "no W+X mapping in the kernel");
+}
+
+/* Every byte of every free chunk is the trap instruction. */
+static void check_traps(const struct pack_info *p, long long size, long long chunk_size)
+{
+	unsigned char *mem = malloc(size);
+	unsigned int c, bad = 0;
+	long long i;
+
+	if (!ASSERT_TRUE(mem, "malloc") ||
+	    !ASSERT_OK(kcore_read(p->addr, mem, size), "read the pack through /proc/kcore")) {
+		free(mem);
+		return;
+	}
+	for (c = 0; c < size / chunk_size; c++) {
+		if (p->used[c])
+			continue;
+		for (i = c * chunk_size; i < (c + 1) * chunk_size; i++) {
+			if (mem[i] != TRAP && bad++ < 5)
+				printf("pack 0x%" PRIx64 " chunk %u: byte %lld is 0x%02x\n",
+				       p->addr, c, i, mem[i]);
+		}
+	}
+	free(mem);
+	ASSERT_EQ(bad, 0, "free bytes that are not int3");
+}
+
+void check_all_packs(const struct pack_stats *st, const char *when)
+{
+	int i;
+
+	printf("%s: %lld packs (%lld huge), %lld bytes in use\n", when, st->packs,
+	       st->huge_packs, st->bytes_in_use);
+	if (!st->npacks)
+		check_mapping(0, 0, 0);
+	for (i = 0; i < st->npacks; i++) {
+		const struct pack_info *p = &st->pack[i];
+		unsigned int c, used = 0;
+
+		for (c = 0; c < p->chunks; c++)
+			used += p->used[c];
+		ASSERT_EQ(used, p->nr_used, "used chunks: count vs list");
+		ASSERT_EQ(p->nr_used + p->nr_free, p->chunks, "used + free chunks");
+		ASSERT_LE(p->largest_free, p->nr_free, "largest free run");
+		ASSERT_TRUE(in_vmallocinfo(p->addr), "pack in /proc/vmallocinfo");
+		check_mapping(p->addr, st->pack_size, p->mapped_shift);
+		check_traps(p, st->pack_size, st->chunk_size);
+	}
+}
+
+void check_invariants(const char *when)
+{
+	struct pack_stats st;
+
+	if (!packstats_available()) {
+		check_mapping(0, 0, 0);
+		return;
+	}
+	if (!ASSERT_OK(packstats_read(&st), "read " PACKSTATS_PATH))
+		return;
+	check_all_packs(&st, when);
+	packstats_free(&st);
+}
+
+/* Areas of executable memory the allocator asked for, by their caller. */
+static int count_exec_areas(void)
+{
+	FILE *f = fopen("/proc/vmallocinfo", "r");
+	char line[512];
+	int n = 0;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, " module_alloc") != NULL;
+	fclose(f);
+	return n;
+}
+
+/* bpf_jit_current, the JIT budget charged, read through kallsyms and kcore. */
+static int read_jit_charged(long long *charged)
+{
+	static uint64_t addr;
+	char line[256], sym[128], type;
+	unsigned long long a;
+	FILE *f;
+
+	if (!addr) {
+		f = fopen("/proc/kallsyms", "r");
+		if (!f)
+			return -errno;
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "%llx %c %127s", &a, &type, sym) == 3 &&
+			    !strcmp(sym, "bpf_jit_current")) {
+				addr = a;
+				break;
+			}
+		fclose(f);
+		if (!addr)
+			return -ENOENT;
+	}
+	return kcore_read(addr, charged, sizeof(*charged));
+}
+
+int leak_state_read(struct leak_state *s)
+{
+	struct pack_stats st;
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	s->progs = count_live_progs();
+	if (s->progs < 0)
+		return s->progs;
+	if (packstats_available()) {
+		err = packstats_read(&st);
+		if (err)
+			return err;
+		s->packs = st.packs;
+		s->bytes_in_use = st.bytes_in_use;
+		s->oversized = st.oversized;
+		packstats_free(&st);
+	}
+	s->exec_areas = count_exec_areas();
+	if (s->exec_areas < 0)
+		return s->exec_areas;
+	return read_jit_charged(&s->jit_charged);
+}
+
+static bool leak_state_eq(const struct leak_state *a, const struct leak_state *b)
+{
+	return a->progs == b->progs && a->packs == b->packs && a->bytes_in_use == b->bytes_in_use &&
+	       a->oversized == b->oversized && a->exec_areas == b->exec_areas &&
+	       a->jit_charged == b->jit_charged;
+}
+
+bool check_no_leak(const struct leak_state *before, const char *when)
+{
+	double deadline = now_ms() + SETTLE_MS;
+	struct leak_state now;
+	bool ok = true;
+
+	do {
+		if (!ASSERT_OK(leak_state_read(&now), "read the leak state"))
+			return false;
+		if (leak_state_eq(&now, before))
+			return true;
+		usleep(50 * 1000);
+	} while (now_ms() < deadline);
+	printf("%s: state did not come back\n", when);
+	ok &= ASSERT_EQ(now.progs, before->progs, "live programs");
+	ok &= ASSERT_EQ(now.packs, before->packs, "packs");
+	ok &= ASSERT_EQ(now.bytes_in_use, before->bytes_in_use, "bytes in packs");
+	ok &= ASSERT_EQ(now.oversized, before->oversized, "programs larger than a pack");
+	ok &= ASSERT_EQ(now.exec_areas, before->exec_areas, "module_alloc areas in /proc/vmallocinfo");
+	ok &= ASSERT_EQ(now.jit_charged, before->jit_charged, "JIT budget charged (bpf_jit_current)");
+	return ok;
+}
+
+bool fault_available(const char *attr)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), FAULT_DIR "%s/probability", attr);
+	return !access(path, W_OK);
+}
+
+int fault_setup(const char *attr, enum fault_mode mode, int min_order)
+{
+	char order[16], path[128];
+	const char *const knobs[][2] = {
+		{ "ignore-gfp-wait", mode == FAULT_OFF ? "Y" : "N" },
+		{ "ignore-gfp-highmem", mode == FAULT_OFF ? "Y" : "N" },	/* vmalloc asks for highmem */
+		{ "min-order", mode == FAULT_OFF ? "1" : order },
+		/* FAULT_NTH: every fault's stack trace, for the test to read */
+		{ "verbose", mode == FAULT_ALWAYS ? "0" : "2" },
+		{ "verbose_ratelimit_interval_ms", mode == FAULT_NTH ? "0" : "5000" },
+		{ "interval", "1" },
+		{ "times", mode == FAULT_OFF ? "1" : "-1" },
+		{ "probability", mode == FAULT_ALWAYS ? "100" : "0" },
+	};
+	size_t i;
+	int err;
+
+	snprintf(order, sizeof(order), "%d", min_order);
+	for (i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++) {
+		snprintf(path, sizeof(path), FAULT_DIR "%s/%s", attr, knobs[i][0]);
+		if (access(path, F_OK))	/* failslab has no highmem or order knobs */
+			continue;
+		err = write_file(path, knobs[i][1]);
+		if (err)
+			return err;
+	}
+	return 0;
+}

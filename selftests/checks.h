@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Checks the guest tests share: the packs as the page tables, /proc/kcore
+ * and /proc/vmallocinfo see them, and what a load may leave behind.
+ * Failures are reported through the runner's ASSERT_*().
+ */
+#ifndef CHECKS_H
+#define CHECKS_H
+
+#include <stdbool.h>
+
+#include "lib/packstats.h"
+
+#define TRAP		0xcc	/* x86 int3 */
+#define SETTLE_MS	20000
+
+/*
+ * [start, start + size) is mapped read-only, executable, in Modules, by
+ * entries of 1 << @shift bytes, and nothing is W+X.  @size 0: only W+X.
+ */
+void check_mapping(uint64_t start, long long size, unsigned int shift);
+
+/* Is there a /proc/vmallocinfo area starting at @addr? */
+bool in_vmallocinfo(uint64_t addr);
+
+/*
+ * Every pack in @st: its chunk counts agree, it is a vmalloc area, it is
+ * mapped read-only and executable at its page size in Modules, and every
+ * byte of every free chunk is int3.  Also: no W+X mapping anywhere.
+ */
+void check_all_packs(const struct pack_stats *st, const char *when);
+
+/* check_all_packs() on the packs there are now (none on a kernel without stats). */
+void check_invariants(const char *when);
+
+/*
+ * What a failed or finished load must give back: live programs, packs,
+ * bytes in packs, programs larger than a pack, pack areas in
+ * /proc/vmallocinfo, and the JIT budget charged (bpf_jit_current).
+ */
+struct leak_state {
+	int progs;
+	long long packs, bytes_in_use, oversized;
+	int exec_areas;
+	long long jit_charged;
+};
+
+/* 0, or -errno. */
+int leak_state_read(struct leak_state *s);
+
+/*
+ * Waits (up to SETTLE_MS, for the deferred frees) until the state is
+ * @before again, then asserts every field equal.  @when names the check.
+ */
+bool check_no_leak(const struct leak_state *before, const char *when);
+
+/* Fault injection (CONFIG_FAULT_INJECTION_DEBUG_FS): the attributes */
+#define FAULT_DIR	"/sys/kernel/debug/"
+#define FAIL_PAGE_ALLOC	"fail_page_alloc"
+#define FAILSLAB	"failslab"
+
+enum fault_mode {
+	FAULT_OFF,	/* the boot defaults: nothing fails */
+	FAULT_NTH,	/* only what /proc/thread-self/fail-nth picks fails, with
+			 * a stack trace in the log, not rate limited */
+	FAULT_ALWAYS,	/* every call fails */
+};
+
+bool fault_available(const char *attr);
+/*
+ * Sets @attr up for @mode; page allocations fail from order @min_order.
+ * Sleeping (GFP_KERNEL) and highmem calls can fail except in FAULT_OFF.
+ */
+int fault_setup(const char *attr, enum fault_mode mode, int min_order);
+
+#endif
