@@ -1,0 +1,484 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The guest side of `make bench`: three workloads on whatever kernel booted,
+ * each bracketed by snapshots of the direct map, printed as "B <kind> k=v ..."
+ * lines for bench/report.py.  A value the kernel cannot give is -1 (n/a).
+ *
+ *   benchtool [-n churn count] [-r rounds] [-S scale target] [-L live target]
+ *             [-T random steps] [-s seed] [-w workloads: c,r,s]
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "churn.h"
+#include "packstats.h"
+#include "progs.h"
+#include "ptdump.h"
+#include "sys.h"
+
+static double t0;
+static const char *tracing = "/sys/kernel/debug/tracing";
+
+static void progress(const char *wl, const char *what)
+{
+	fprintf(stderr, "[bench %6.1fs] %s: %s\n", (now_ms() - t0) / 1e3, wl, what);
+}
+
+/* Packs held and the bytes they span: the series' statistics, else /proc/vmallocinfo. */
+static int packs_held(long long *packs, long long *bytes, const char **src)
+{
+	static struct pack_stats st;
+	char line[512];
+	FILE *f;
+
+	if (packstats_available() && !packstats_read(&st)) {
+		*packs = st.packs;
+		*bytes = st.packs * st.pack_size;
+		packstats_free(&st);
+		*src = "prog_pack";
+		return 0;
+	}
+	/* 6.1 without the series: a pack is a module_alloc() of 2 MiB (plus a guard page) */
+	f = fopen("/proc/vmallocinfo", "r");
+	if (!f)
+		return -errno;
+	*packs = *bytes = 0;
+	while (fgets(line, sizeof(line), f)) {
+		long long sz;
+
+		if (sscanf(line, "%*s %lld", &sz) != 1 || sz < (2 << 20))
+			continue;
+		if (strstr(line, "module_alloc") || strstr(line, "bpf_prog_pack") ||
+		    strstr(line, "bpf_jit_alloc_exec")) {
+			(*packs)++;
+			*bytes += sz - 4096;
+		}
+	}
+	fclose(f);
+	*src = "vmallocinfo";
+	return 0;
+}
+
+static void snap(const char *wl, const char *tag, long live)
+{
+	struct mem_snapshot s;
+	long long packs = -1, pbytes = -1;
+	const char *src = "none";
+
+	snapshot_take(&s);
+	packs_held(&packs, &pbytes, &src);
+	printf("B snap wl=%s tag=%s live=%ld l2=%lld l3=%lld dm4k=%lld dm2m=%lld "
+	       "dmap4k=%lld dmap2m=%lld mod4k=%lld mod2m=%lld packs=%lld pack_bytes=%lld src=%s\n",
+	       wl, tag, live, s.l2_splits, s.l3_splits, s.dm4k_kb, s.dm2m_kb,
+	       s.have_ptdump ? (long long)pt_entries(&s.direct, PT_4K) : -1,
+	       s.have_ptdump ? (long long)pt_entries(&s.direct, PT_2M) : -1,
+	       s.have_ptdump ? (long long)pt_entries(&s.modules, PT_4K) : -1,
+	       s.have_ptdump ? (long long)pt_entries(&s.modules, PT_2M) : -1,
+	       packs, pbytes, src);
+	fflush(stdout);
+}
+
+/*
+ * Frees are deferred (RCU, then a workqueue): wait until @live programs are
+ * left and the pack count is stable, or, with @max_packs >= 0, down to it.
+ */
+static void settle_to(long live, long long max_packs, int timeout_ms)
+{
+	double deadline = now_ms() + timeout_ms;
+	long long p, b, last = -2;
+	const char *src;
+	int stable = 0;
+
+	while (now_ms() < deadline) {
+		if (count_live_progs() == live && !packs_held(&p, &b, &src)) {
+			stable = p == last ? stable + 1 : 0;
+			last = p;
+			if (max_packs >= 0 ? p <= max_packs : stable == 3)
+				return;
+		}
+		usleep(100 * 1000);
+	}
+	progress("settle", "timed out");
+}
+
+static void settle(long live, int timeout_ms)
+{
+	settle_to(live, -1, timeout_ms);
+}
+
+/* Packs held now, -1 if unknown. */
+static long long packs_now(void)
+{
+	long long p, b;
+	const char *src;
+
+	return packs_held(&p, &b, &src) ? -1 : p;
+}
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void pctl(double *v, size_t n, double *p50, double *p99)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	*p50 = n ? v[n / 2] : 0;
+	*p99 = n ? v[(size_t)(n * 0.99)] : 0;
+}
+
+/* One timed load; *us gets its cost. */
+static int timed_load(unsigned int insns, double *us)
+{
+	double s = now_us();
+	int fd = load_filter(insns, 0);
+
+	*us = now_us() - s;
+	return fd;
+}
+
+/* --- churn --------------------------------------------------------------- */
+static int churn(unsigned int n, unsigned int rounds, unsigned int seed)
+{
+	double *lat = calloc((size_t)n * rounds, sizeof(*lat)), p50, p99;
+	int *fds = calloc(n, sizeof(*fds));
+	unsigned int r, i, k = 0;
+	long base_live = count_live_progs();
+	char tag[32];
+
+	if (!lat || !fds)
+		return -ENOMEM;
+	long long base_packs = packs_now();
+
+	snap("churn", "before", base_live);
+	for (r = 1; r <= rounds; r++) {
+		double sum = 0;
+
+		for (i = 0; i < n; i++) {
+			fds[i] = timed_load(2 + rand_r(&seed) % 399, &lat[k]);
+			if (fds[i] < 0) {
+				printf("B error wl=churn round=%u err=%d\n", r, fds[i]);
+				return fds[i];
+			}
+			sum += lat[k++];
+		}
+		for (i = 0; i < n; i++)
+			close(fds[i]);
+		settle_to(base_live, base_packs, 20000);
+		snprintf(tag, sizeof(tag), "round%u", r);
+		snap("churn", tag, base_live);
+		printf("B churn round=%u us_avg=%.1f\n", r, sum / n);
+		snprintf(tag, sizeof(tag), "round %u/%u done", r, rounds);
+		progress("churn", tag);
+	}
+	pctl(lat, k, &p50, &p99);
+	printf("B lat wl=churn n=%u p50=%.1f p99=%.1f\n", k, p50, p99);
+	free(lat);
+	free(fds);
+	return 0;
+}
+
+/* --- random churn around a live-set target ------------------------------- */
+static int random_churn(unsigned int target, unsigned int steps, unsigned int seed)
+{
+	double *lat = calloc(steps + target, sizeof(*lat)), p50, p99;
+	int *fds = calloc(target * 2, sizeof(*fds));
+	uint32_t *len = calloc(target * 2, sizeof(*len));
+	unsigned int live = 0, s, k = 0, sample = steps / 10;
+	long base_live = count_live_progs();
+	long long jbytes = 0;
+
+	if (!lat || !fds || !len)
+		return -ENOMEM;
+	long long base_packs = packs_now();
+
+	snap("random", "before", base_live);
+	for (s = 0; s < steps; s++) {
+		unsigned int pct = rand_r(&seed) % 100;
+		bool load = live < target * 9 / 10 || (live < target * 11 / 10 && pct < 50);
+
+		if (s < target || load) {
+			uint64_t addr;
+			int fd = timed_load(2 + rand_r(&seed) % 399, &lat[k++]);
+
+			if (fd < 0) {
+				printf("B error wl=random step=%u err=%d\n", s, fd);
+				return fd;
+			}
+			prog_jited_image(fd, &addr, &len[live]);
+			jbytes += len[live];
+			fds[live++] = fd;
+		} else {
+			unsigned int v = rand_r(&seed) % live;
+
+			close(fds[v]);
+			jbytes -= len[v];
+			fds[v] = fds[--live];
+			len[v] = len[live];
+		}
+		if ((s + 1) % sample == 0) {
+			long long p, b;
+			const char *src = "none";
+			struct pt_stats mod;
+			int pt;
+
+			settle(base_live + live, 5000);
+			pt = ptdump_stats_kernel(MODULES_SECTION, 0, 0, &mod);
+			if (packs_held(&p, &b, &src))
+				p = b = -1;
+			printf("B random step=%u live=%u jit_bytes=%lld packs=%lld pack_bytes=%lld "
+			       "mod4k=%lld mod2m=%lld\n", s + 1, live, jbytes, p, b,
+			       pt ? -1 : (long long)pt_entries(&mod, PT_4K),
+			       pt ? -1 : (long long)pt_entries(&mod, PT_2M));
+			fflush(stdout);
+		}
+	}
+	pctl(lat, k, &p50, &p99);
+	printf("B lat wl=random n=%u p50=%.1f p99=%.1f\n", k, p50, p99);
+	snap("random", "peak", base_live + live);
+	while (live)
+		close(fds[--live]);
+	settle_to(base_live, base_packs, 30000);
+	snap("random", "after", base_live);
+	progress("random", "done");
+	free(lat);
+	free(fds);
+	free(len);
+	return 0;
+}
+
+/* --- scale, with ftrace's function profiler at each mark ------------------- */
+static const char *const prof_funcs[] = {
+	"__sys_bpf", "bpf_prog_load", "bpf_check", "bpf_prog_select_runtime",
+	"bpf_int_jit_compile", "bpf_jit_binary_pack_alloc", "bpf_prog_pack_alloc",
+	"bpf_jit_binary_pack_finalize", "bpf_arch_text_copy", "bpf_prog_alloc",
+	"bpf_prog_alloc_no_stats", "__vmalloc_node_range", "alloc_vmap_area",
+	"bpf_prog_alloc_id", "idr_alloc_cyclic", "bpf_prog_kallsyms_add", "bpf_ksym_add",
+	"bpf_prog_new_fd", "anon_inode_getfd", "security_bpf_prog_alloc",
+	"perf_event_bpf_event", "bpf_jit_charge_modmem", "bpf_prog_calc_tag",
+	"module_alloc", "bpf_jit_alloc_exec", "bpf_audit_prog", "bpf_prog_kallsyms_find",
+	"vmap_pages_range_noflush", "set_memory_rox", "set_memory_ro", "set_memory_x",
+	"alloc_new_pack", "text_poke_copy",
+};
+
+static bool prof_setup(void)
+{
+	char path[256];
+	size_t i;
+
+	snprintf(path, sizeof(path), "%s/function_profile_enabled", tracing);
+	if (access(path, W_OK)) {
+		mkdir("/sys/kernel/tracing", 0755);
+		mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL);
+		tracing = "/sys/kernel/tracing";
+		snprintf(path, sizeof(path), "%s/function_profile_enabled", tracing);
+		if (access(path, W_OK))
+			return false;
+	}
+	snprintf(path, sizeof(path), "%s/set_ftrace_filter", tracing);
+	write_file(path, "");
+	for (i = 0; i < sizeof(prof_funcs) / sizeof(prof_funcs[0]); i++) {
+		int fd = open(path, O_WRONLY | O_APPEND);
+
+		if (fd >= 0) {
+			/* fails for what this kernel cannot trace (inlined, notrace): skipped */
+			if (write(fd, prof_funcs[i], strlen(prof_funcs[i])) < 0)
+				errno = 0;
+			close(fd);
+		}
+	}
+	return true;
+}
+
+static void prof_enable(bool on)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/function_profile_enabled", tracing);
+	write_file(path, on ? "1" : "0");
+}
+
+/* Prints "B prof mark=M fn=F hits=H us=T" summed over the CPUs. */
+static void prof_dump(unsigned int mark)
+{
+	char path[256], line[512], name[128], unit[16];
+	unsigned long hits[64] = {}, h;
+	double us[64] = {}, t;
+	size_t i, nf = sizeof(prof_funcs) / sizeof(prof_funcs[0]);
+	int cpu;
+
+	for (cpu = 0; cpu < 64; cpu++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/trace_stat/function%d", tracing, cpu);
+		f = fopen(path, "r");
+		if (!f)
+			break;
+		while (fgets(line, sizeof(line), f)) {
+			if (sscanf(line, "%127s %lu %lf %15s", name, &h, &t, unit) != 4)
+				continue;
+			for (i = 0; i < nf; i++)
+				if (!strcmp(name, prof_funcs[i])) {
+					hits[i] += h;
+					us[i] += !strcmp(unit, "ms") ? t * 1e3 : t;
+				}
+		}
+		fclose(f);
+	}
+	for (i = 0; i < nf; i++)
+		if (hits[i])
+			printf("B prof mark=%u fn=%s hits=%lu us=%.1f\n", mark, prof_funcs[i],
+			       hits[i], us[i]);
+	fflush(stdout);
+}
+
+static int scale(unsigned int target, unsigned int seed)
+{
+	static const unsigned int marks[] = { 1000, 10000, 50000, 100000 };
+	const unsigned int win = 500, prof_n = 300, step = 1000;
+	unsigned int n = 0, m = 0, cap = target + 4 * prof_n + 16;
+	int *fds = calloc(cap, sizeof(*fds));
+	double *lat = calloc(cap, sizeof(*lat)), *tmp = calloc(cap, sizeof(*tmp)), p50, p99;
+	long base_live = count_live_progs();
+	long long base_packs;
+	bool prof;
+	char msg[64];
+
+	if (!fds || !lat || !tmp)
+		return -ENOMEM;
+	raise_nofile(cap + 256);
+	/* root bypasses the limit, but raise it as a user would: the largest value taken */
+	for (long long lim = 1LL << 40; lim >= 1 << 26; lim >>= 1) {
+		snprintf(msg, sizeof(msg), "%lld", lim);
+		if (!write_file("/proc/sys/net/core/bpf_jit_limit", msg))
+			break;
+	}
+	prof = prof_setup();
+	if (prof) {
+		/*
+		 * The first enable allocates ftrace's trampoline (module_alloc(),
+		 * set_memory_x(): a split of its own): do it before the baseline.
+		 */
+		int fd;
+
+		prof_enable(true);
+		fd = load_filter(2, 0);
+		prof_enable(false);
+		if (fd >= 0)
+			close(fd);
+		settle(base_live, 5000);
+	}
+	printf("B profiler available=%d\n", prof);
+	base_packs = packs_now();
+	snap("scale", "before", base_live);
+	while (n < target) {
+		int fd = timed_load(2 + rand_r(&seed) % 59, &lat[n]);
+
+		if (fd < 0) {
+			printf("B error wl=scale live=%u err=%d\n", n, fd);
+			break;
+		}
+		fds[n++] = fd;
+		if (n % step == 0) {
+			double sum = 0;
+
+			for (unsigned int i = n - step; i < n; i++)
+				sum += lat[i];
+			printf("B scale live=%u us_avg=%.1f\n", n, sum / step);
+		}
+		if (m < 4 && n == marks[m] && marks[m] <= target) {
+			memcpy(tmp, lat + n - win, win * sizeof(*tmp));
+			pctl(tmp, win, &p50, &p99);
+			printf("B mark live=%u p50=%.1f p99=%.1f\n", n, p50, p99);
+			if (prof) {
+				prof_enable(true);
+				for (unsigned int i = 0; i < prof_n && n < cap; i++) {
+					double us;
+
+					fd = timed_load(2 + rand_r(&seed) % 59, &us);
+					if (fd < 0)
+						break;
+					fds[n] = fd;
+					lat[n++] = us;
+				}
+				prof_enable(false);
+				prof_dump(marks[m]);
+			}
+			snprintf(msg, sizeof(msg), "%u live programs", n);
+			progress("scale", msg);
+			m++;
+		}
+	}
+	snap("scale", "peak", base_live + n);
+	while (n)
+		close(fds[--n]);
+	settle_to(base_live, base_packs, 90000);
+	snap("scale", "after", base_live);
+	progress("scale", "done");
+	free(fds);
+	free(lat);
+	free(tmp);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned int n = 5000, rounds = 8, starget = 100000, ltarget = 10000, steps = 30000;
+	unsigned int seed = 1;
+	const char *wls = "c,r,s";
+	int c, err = 0;
+
+	while ((c = getopt(argc, argv, "n:r:S:L:T:s:w:h")) != -1) {
+		switch (c) {
+		case 'n': n = atoi(optarg); break;
+		case 'r': rounds = atoi(optarg); break;
+		case 'S': starget = atoi(optarg); break;
+		case 'L': ltarget = atoi(optarg); break;
+		case 'T': steps = atoi(optarg); break;
+		case 's': seed = atoi(optarg); break;
+		case 'w': wls = optarg; break;
+		default:
+			fprintf(stderr, "usage: %s [-n churn programs] [-r rounds] [-S scale target] "
+				"[-L random live target] [-T random steps] [-s seed] [-w c,r,s]\n",
+				argv[0]);
+			return c == 'h' ? 0 : 2;
+		}
+	}
+	t0 = now_ms();
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	raise_nofile(2 * (n > ltarget ? n : ltarget) + 256);
+	printf("B config n=%u rounds=%u scale=%u live=%u steps=%u seed=%u\n", n, rounds,
+	       starget, ltarget, steps, seed);
+	jit_quiesce(5000);
+	if (strchr(wls, 'c')) {
+		progress("churn", "start");
+		err = churn(n, rounds, seed) ?: err;
+	}
+	if (strchr(wls, 'r')) {
+		progress("random", "start");
+		err = random_churn(ltarget, steps, seed) ?: err;
+	}
+	if (strchr(wls, 's')) {
+		progress("scale", "start");
+		err = scale(starget, seed) ?: err;
+	}
+	printf("B done err=%d elapsed_s=%.0f\n", err, (now_ms() - t0) / 1e3);
+	return err ? 1 : 0;
+}

@@ -1,0 +1,397 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Turns the guests' "B ..." lines (build/bench/log-KERNEL.log) into
+build/bench/report.md, the raw series as CSV and the gnuplot scripts.
+
+   report.py OUTDIR KERNEL...
+"""
+import datetime
+import os
+import platform
+import subprocess
+import sys
+
+MIB2 = 2 << 20
+MARKS = [1000, 10000, 50000, 100000]
+ALLOC_FN = "bpf_jit_binary_pack_alloc"	# the pack allocator, bpf_prog_pack_alloc() inside it
+PROF_ROWS = ["__sys_bpf", "bpf_check", "bpf_prog_calc_tag", "bpf_prog_alloc",
+             "bpf_int_jit_compile", ALLOC_FN, "bpf_prog_pack_alloc",
+             "bpf_jit_binary_pack_finalize", "bpf_prog_alloc_id", "bpf_prog_kallsyms_add",
+             "bpf_prog_new_fd", "__vmalloc_node_range", "alloc_vmap_area"]
+
+
+def kv(words):
+    d = {}
+    for w in words:
+        if "=" in w:
+            k, v = w.split("=", 1)
+            try:
+                d[k] = float(v) if "." in v else int(v)
+            except ValueError:
+                d[k] = v
+    return d
+
+
+def parse(path):
+    r = {"snap": {}, "churn": {}, "lat": {}, "random": [], "scale": [], "mark": {},
+         "prof": {}, "done": None, "errors": [], "profiler": None}
+    with open(path, errors="replace") as f:
+        for line in f:
+            if not line.startswith("B "):
+                continue
+            w = line.split()
+            kind, d = w[1], kv(w[2:])
+            if kind == "snap":
+                r["snap"][(d["wl"], d["tag"])] = d
+            elif kind == "churn":
+                r["churn"][d["round"]] = d
+            elif kind == "lat":
+                r["lat"][d["wl"]] = d
+            elif kind == "random":
+                r["random"].append(d)
+            elif kind == "scale":
+                r["scale"].append(d)
+            elif kind == "mark":
+                r["mark"][d["live"]] = d
+            elif kind == "prof":
+                r["prof"].setdefault(d["mark"], {})[d["fn"]] = d
+            elif kind == "profiler":
+                r["profiler"] = d["available"]
+            elif kind == "done":
+                r["done"] = d
+            elif kind == "error":
+                r["errors"].append(line.strip())
+    return r
+
+
+def na(v, fmt="{:,}"):
+    if v is None or (isinstance(v, (int, float)) and v < 0):
+        return "n/a"
+    return fmt.format(v)
+
+
+def ratio(p, b):
+    if p is None or b is None or p < 0 or b < 0:
+        return "n/a"
+    if b == 0:
+        return "=" if p == 0 else "∞"
+    return f"{p / b:.2f}x"
+
+
+def delta(r, wl, tag, key, base="before"):
+    a, b = r["snap"].get((wl, base)), r["snap"].get((wl, tag))
+    if not a or not b or a.get(key, -1) < 0 or b.get(key, -1) < 0:
+        return None
+    return b[key] - a[key]
+
+
+def splits(r, wl, tag):
+    a, b = delta(r, wl, tag, "l2"), delta(r, wl, tag, "l3")
+    return None if a is None else a + (b or 0)
+
+
+def snapval(r, wl, tag, key):
+    s = r["snap"].get((wl, tag))
+    return None if not s or s.get(key, -1) < 0 else s[key]
+
+
+def text_entries(s):
+    if not s or s.get("mod4k", -1) < 0:
+        return None
+    return s["mod4k"] + s["mod2m"]
+
+
+def prof_us(r, mark, fn):
+    p = r["prof"].get(mark, {}).get(fn)
+    return p["us"] / p["hits"] if p and p["hits"] else None
+
+
+def main():
+    out, kernels = sys.argv[1], sys.argv[2:]
+    R = {k: parse(f"{out}/log-{k}.log") for k in kernels}
+    has = lambda k: k in R
+    cols = kernels + (["patched/base"] if has("base") and has("patched") else [])
+    md = []
+    P = md.append
+
+    def table(title, rows, note=None):
+        P(f"\n### {title}\n")
+        if note:
+            P(note + "\n")
+        P("| metric | " + " | ".join(cols) + " |")
+        P("| --- |" + " ---: |" * len(cols))
+        for name, fn, fmt in rows:
+            vals = {k: fn(R[k]) for k in kernels}
+            cells = [na(vals[k], fmt) for k in kernels]
+            if "patched/base" in cols:
+                cells.append(ratio(vals["patched"], vals["base"]))
+            P(f"| {name} | " + " | ".join(cells) + " |")
+
+    # --- header ---
+    srcver = open("build/source-version").read().strip()
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
+                if l.startswith("model name")), platform.machine())
+    qemu = subprocess.run(["qemu-system-x86_64", "--version"], capture_output=True,
+                          text=True).stdout.splitlines()[0]
+    cfg = next((l for l in open(f"{out}/log-{kernels[0]}.log") if l.startswith("B config")), "")
+    P("# make bench")
+    P("")
+    P(f"- date: {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC")
+    P(f"- source: {srcver}")
+    P(f"- machine: {cpu}, {os.cpu_count()} cores; guest: {qemu}, TCG, -m 2G -smp 2 -cpu max")
+    for k in kernels:
+        img = open(f"{out}/image-{k}").read().strip() if os.path.exists(f"{out}/image-{k}") else "?"
+        el = R[k]["done"]["elapsed_s"] if R[k]["done"] else "?"
+        P(f"- {k}: `{img}`, {el} s in the guest")
+    P(f"- workloads: `benchtool {cfg.split(' ', 2)[2].strip() if cfg else '?'}` "
+      "(churn: n programs of 2-400 insns x rounds; random: seeded loads/frees around a live "
+      "target, 2-400 insns; scale: 2-60 insn programs up to the target)")
+    P("- n/a: the kernel cannot give it (the distro kernel has no PTDUMP_DEBUGFS and no "
+      "FUNCTION_PROFILER). Packs: `/sys/kernel/debug/bpf/prog_pack` on patched, 2 MiB "
+      "`module_alloc` areas in `/proc/vmallocinfo` on base and distro.")
+    for k in kernels:
+        for e in R[k]["errors"]:
+            P(f"- **{k}: {e}**")
+
+    # --- churn ---
+    last = max((r for r in R[kernels[0]]["churn"]), default=0)
+    table(f"churn ({last} rounds; counters before the first round and after the last)", [
+        ("direct-map splits (l2+l3)", lambda r: splits(r, "churn", f"round{last}"), "{:+,}"),
+        ("DirectMap4k delta, kB", lambda r: delta(r, "churn", f"round{last}", "dm4k"), "{:+,}"),
+        ("ptdump direct-map 4K entries, delta", lambda r: delta(r, "churn", f"round{last}", "dmap4k"), "{:+,}"),
+        ("ptdump direct-map 4K entries, after", lambda r: snapval(r, "churn", f"round{last}", "dmap4k"), "{:,}"),
+        ("us per load, p50", lambda r: r["lat"].get("churn", {}).get("p50"), "{:.0f}"),
+        ("us per load, p99", lambda r: r["lat"].get("churn", {}).get("p99"), "{:.0f}"),
+    ])
+
+    # --- random ---
+    def rmean(key):
+        def f(r):
+            v = [s[key] for s in r["random"] if s.get(key, -1) >= 0]
+            return sum(v) / len(v) if v else None
+        return f
+
+    def rfun(fn):
+        def f(r):
+            v = [fn(s) for s in r["random"]]
+            v = [x for x in v if x is not None]
+            return sum(v) / len(v) if v else None
+        return f
+    occ = lambda s: 100.0 * s["jit_bytes"] / s["pack_bytes"] if s["pack_bytes"] > 0 else None
+    ent = lambda s: s["mod4k"] + s["mod2m"] if s.get("mod4k", -1) >= 0 else None
+    tgt = next((d.get("live") for d in [kv(cfg.split())] if cfg), "?")
+    table(f"random churn (live target {tgt:,}; means over {len(R[kernels[0]]['random'])} samples)" if isinstance(tgt, int) else "random churn", [
+        ("packs held before the workload (idle)", lambda r: snapval(r, "random", "before", "packs"), "{:,}"),
+        ("packs held, mean", rmean("packs"), "{:.2f}"),
+        ("packs held, max", lambda r: max((s["packs"] for s in r["random"]), default=None), "{:,}"),
+        ("live JIT bytes, mean", rmean("jit_bytes"), "{:,.0f}"),
+        ("occupancy (live JIT bytes / pack bytes), %", rfun(occ), "{:.1f}"),
+        ("stranded bytes (pack bytes - live JIT bytes), mean", rfun(lambda s: s["pack_bytes"] - s["jit_bytes"] if s["pack_bytes"] >= 0 else None), "{:,.0f}"),
+        ("executable bytes per program (pack bytes / live)", rfun(lambda s: s["pack_bytes"] / s["live"] if s["pack_bytes"] >= 0 and s["live"] else None), "{:,.0f}"),
+        ("JIT bytes per program", rfun(lambda s: s["jit_bytes"] / s["live"] if s["live"] else None), "{:,.0f}"),
+        ("BPF text PTEs (4K), mean", rmean("mod4k"), "{:.1f}"),
+        ("BPF text PMDs (2M), mean", rmean("mod2m"), "{:.1f}"),
+        ("BPF text entries per 2 MiB of packs", rfun(lambda s: ent(s) / (s["pack_bytes"] / MIB2) if ent(s) is not None and s["pack_bytes"] > 0 else None), "{:.2f}"),
+        ("direct-map splits, peak", lambda r: splits(r, "random", "peak"), "{:+,}"),
+        ("DirectMap4k delta at peak, kB", lambda r: delta(r, "random", "peak", "dm4k"), "{:+,}"),
+        ("direct-map splits, after freeing all", lambda r: splits(r, "random", "after"), "{:+,}"),
+        ("DirectMap4k delta after freeing all, kB", lambda r: delta(r, "random", "after", "dm4k"), "{:+,}"),
+        ("us per load, p50", lambda r: r["lat"].get("random", {}).get("p50"), "{:.0f}"),
+        ("us per load, p99", lambda r: r["lat"].get("random", {}).get("p99"), "{:.0f}"),
+    ])
+
+    # --- scale ---
+    marks = sorted(set(m for k in kernels for m in R[k]["mark"]))
+    rows = []
+    for m in marks:
+        rows.append((f"us per load at {m:,} live, p50", lambda r, m=m: r["mark"].get(m, {}).get("p50"), "{:.0f}"))
+        rows.append((f"us per load at {m:,} live, p99", lambda r, m=m: r["mark"].get(m, {}).get("p99"), "{:.0f}"))
+    if marks:
+        m0, m1 = marks[0], marks[-1]
+
+        def growth(r):
+            a, b = r["mark"].get(m0, {}).get("p50"), r["mark"].get(m1, {}).get("p50")
+            return b / a if a and b else None
+        rows.append((f"growth of p50, {m0:,} -> {m1:,} live (x)", growth, "{:.2f}"))
+    peak_live = lambda r: snapval(r, "scale", "peak", "live")
+    rows += [
+        ("live programs at peak", peak_live, "{:,}"),
+        ("packs held at peak", lambda r: snapval(r, "scale", "peak", "packs"), "{:,}"),
+        ("executable bytes per program at peak (pack bytes / live)",
+         lambda r: snapval(r, "scale", "peak", "pack_bytes") / peak_live(r) if snapval(r, "scale", "peak", "pack_bytes") is not None and peak_live(r) else None, "{:,.0f}"),
+        ("BPF text PTEs (4K) at peak, beyond before", lambda r: delta(r, "scale", "peak", "mod4k"), "{:,}"),
+        ("BPF text PMDs (2M) at peak, beyond before", lambda r: delta(r, "scale", "peak", "mod2m"), "{:,}"),
+        ("direct-map splits at peak", lambda r: splits(r, "scale", "peak"), "{:+,}"),
+        ("DirectMap4k delta at peak, kB", lambda r: delta(r, "scale", "peak", "dm4k"), "{:+,}"),
+        ("ptdump direct-map 4K entries delta at peak", lambda r: delta(r, "scale", "peak", "dmap4k"), "{:+,}"),
+        ("direct-map splits after freeing all", lambda r: splits(r, "scale", "after"), "{:+,}"),
+        ("DirectMap4k delta after freeing all, kB", lambda r: delta(r, "scale", "after", "dm4k"), "{:+,}"),
+    ]
+    table("scale (p50/p99 over the 500 loads before each mark, profiler off)", rows,
+          "Before the baseline the profiler is switched on and off once: its first use allocates "
+          "ftrace's trampoline, one 4K page in the Modules area, and splits the direct map "
+          "itself. Modules entries are therefore counted beyond the scale baseline.")
+
+    # --- profile ---
+    P("\n### where a load's time goes as live programs grow (ftrace function profiler)\n")
+    P("us per call, including children (graph-time), over 300 loads right after each mark. "
+      "`bpf_prog_pack_alloc` is the pack allocator proper; the JIT reaches it through "
+      f"`{ALLOC_FN}`, which also kvmalloc()s the writable copy; share = time / `__sys_bpf` "
+      "time. Functions the kernel inlines or cannot trace are missing. "
+      "The profiler adds its own overhead, so these totals are larger than the p50 above.\n")
+    for k in kernels:
+        if not R[k]["prof"]:
+            P(f"- {k}: n/a (no function profiler in this kernel)")
+    pk = [k for k in kernels if R[k]["prof"]]
+    if pk:
+        P("")
+        P("| function | " + " | ".join(f"{k} {m // 1000}k" for k in pk for m in marks) + " |")
+        P("| --- |" + " ---: |" * (len(pk) * len(marks)))
+        for fn in PROF_ROWS:
+            cells = [na(prof_us(R[k], m, fn), "{:.1f}") for k in pk for m in marks]
+            if all(c == "n/a" for c in cells):
+                continue
+            P(f"| `{fn}` | " + " | ".join(cells) + " |")
+        for fn in ["bpf_prog_pack_alloc", ALLOC_FN]:
+            cells = []
+            for k in pk:
+                for m in marks:
+                    a, t = prof_us(R[k], m, fn), prof_us(R[k], m, "__sys_bpf")
+                    cells.append(f"{100 * a / t:.1f}%" if a is not None and t else "n/a")
+            P(f"| **share of `{fn}`** | " + " | ".join(cells) + " |")
+        P("")
+        for k in pk:
+            if marks:
+                t0, t1 = prof_us(R[k], marks[0], "__sys_bpf"), prof_us(R[k], marks[-1], "__sys_bpf")
+                if t0 and t1:
+                    parts = []
+                    for fn in ["bpf_check", "bpf_prog_alloc", "bpf_int_jit_compile",
+                               "bpf_prog_pack_alloc", "bpf_jit_binary_pack_finalize",
+                               "bpf_prog_calc_tag", ALLOC_FN,
+                               "bpf_prog_alloc_id", "bpf_prog_kallsyms_add", "bpf_prog_new_fd"]:
+                        a, b = prof_us(R[k], marks[0], fn), prof_us(R[k], marks[-1], fn)
+                        if a is not None and b is not None:
+                            parts.append((b - a, fn))
+                    parts.sort(reverse=True)
+                    s = ", ".join(f"`{fn}` {d:+.0f} us ({100 * d / (t1 - t0):.0f}% of the growth)"
+                                  if t1 > t0 else f"`{fn}` {d:+.0f} us" for d, fn in parts[:4])
+                    P(f"- {k}: a load costs {t0:.0f} us at {marks[0]:,} live and {t1:.0f} us at "
+                      f"{marks[-1]:,} ({t1 - t0:+.0f} us); the largest changes: {s} "
+                      "(nested: `bpf_int_jit_compile` includes the allocator and finalize, so "
+                      "shares overlap).")
+
+    # --- targets ---
+    P("\n### targets (patched)\n")
+    T = []
+    if has("patched"):
+        p = R["patched"]
+        bad = []
+        for wl, tag in [("churn", f"round{last}"), ("random", "peak"), ("random", "after"),
+                        ("scale", "peak"), ("scale", "after")]:
+            s, d = splits(p, wl, tag), delta(p, wl, tag, "dm4k")
+            if s is None or d is None or s != 0 or d != 0:
+                bad.append(f"{wl}/{tag}: splits {na(s, '{:+}')}, DirectMap4k {na(d, '{:+}')} kB")
+        T.append(("splits 0 and DirectMap4k delta 0 in every workload", not bad,
+                  "; ".join(bad) or "0 and 0 in churn, random (peak, after) and scale (peak, after)"))
+        samples = [(s, ent(s)) for s in p["random"] if ent(s) is not None and s["pack_bytes"] >= 0]
+        pk_s, pk_b = p["snap"].get(("scale", "peak")), p["snap"].get(("scale", "before"))
+        if pk_s and pk_b and text_entries(pk_s) is not None:
+            samples.append((pk_s, text_entries(pk_s) - text_entries(pk_b)))
+        over = [f"{e} entries for {s['pack_bytes'] / MIB2:.0f} x 2 MiB" for s, e in samples
+                if e > -(-s["pack_bytes"] // MIB2)]
+        T.append(("BPF text mapped by at most one entry per 2 MiB of live packs", bool(samples) and not over,
+                  "; ".join(over[:3]) or f"{len(samples)} samples (random churn, scale peak): entries <= packs"))
+        if has("base"):
+            b = R["base"]
+            for wl in ["churn", "random"]:
+                pv, bv = p["lat"].get(wl, {}).get("p50"), b["lat"].get(wl, {}).get("p50")
+                if pv and bv:
+                    T.append((f"p50 load cost <= base ({wl})", pv <= bv, f"{pv:.0f} vs {bv:.0f} us"))
+            for m in marks:
+                pv, bv = p["mark"].get(m, {}).get("p50"), b["mark"].get(m, {}).get("p50")
+                if pv and bv:
+                    T.append((f"p50 load cost <= base (scale, {m:,} live)", pv <= bv, f"{pv:.0f} vs {bv:.0f} us"))
+        if marks and p["prof"]:
+            # judged on both: the pack allocator proper, and the JIT's call into it
+            # (which adds the kvmalloc() of the writable copy and the header setup)
+            for fn in ["bpf_prog_pack_alloc", ALLOC_FN]:
+                a0, a1 = prof_us(p, marks[0], fn), prof_us(p, marks[-1], fn)
+                name = f"allocator's own time per load flat {marks[0]:,} -> {marks[-1]:,} within 10% (`{fn}`)"
+                if a0 and a1:
+                    T.append((name, abs(a1 / a0 - 1) <= 0.10,
+                              f"{a0:.1f} -> {a1:.1f} us ({100 * (a1 / a0 - 1):+.0f}%)"))
+                else:
+                    T.append((name, False, "not measured"))
+        else:
+            T.append(("allocator's own time per load flat within 10%", False, "not measured (no profile)"))
+        if marks and has("base"):
+            g = lambda r: (r["mark"].get(marks[-1], {}).get("p50") or 0) / (r["mark"].get(marks[0], {}).get("p50") or 1)
+            T.append((f"total growth {marks[0]:,} -> {marks[-1]:,} no worse than base",
+                      g(p) <= g(R["base"]), f"{g(p):.2f}x vs {g(R['base']):.2f}x"))
+        if has("base"):
+            pm, bm = rmean("packs")(p), rmean("packs")(R["base"])
+            if pm is not None and bm is not None:
+                T.append(("fewer packs held than base under random churn", pm < bm,
+                          f"mean {pm:.2f} vs {bm:.2f}"))
+    P("TCG timings are noisy: a 300-load profile window or a 500-load p50 moves by more than "
+      "10% between runs, so a timing target missed by a few percent is within that noise; "
+      "it is still reported as missed.\n")
+    P("| target | result | numbers |")
+    P("| --- | --- | --- |")
+    for name, ok, why in T:
+        P(f"| {name} | {'met' if ok else '**NOT met**'} | {why} |")
+    P(f"\nPlots: `churn_directmap4k.svg`, `churn_splits.svg`, `scale_load_cost.svg`; raw series "
+      "in `churn.csv`, `random.csv`, `scale.csv`, `scale_marks.csv`, `profile.csv` (all in build/bench/).")
+    open(f"{out}/report.md", "w").write("\n".join(md) + "\n")
+
+    # --- CSVs ---
+    with open(f"{out}/churn.csv", "w") as f:
+        f.write("kernel,round,us_avg,l2_splits,l3_splits,DirectMap4k_kB,dmap_4K,mod_4K,mod_2M,packs\n")
+        for k in kernels:
+            for rnd in range(0, last + 1):
+                s = R[k]["snap"].get(("churn", "before" if rnd == 0 else f"round{rnd}"))
+                if not s:
+                    continue
+                us = R[k]["churn"].get(rnd, {}).get("us_avg", "")
+                f.write(f"{k},{rnd},{us},{s['l2']},{s['l3']},{s['dm4k']},{s['dmap4k']},"
+                        f"{s['mod4k']},{s['mod2m']},{s['packs']}\n")
+    with open(f"{out}/scale.csv", "w") as f:
+        f.write("kernel,live,us_avg\n")
+        for k in kernels:
+            for s in R[k]["scale"]:
+                f.write(f"{k},{s['live']},{s['us_avg']}\n")
+    with open(f"{out}/scale_marks.csv", "w") as f:
+        f.write("kernel,live,p50,p99\n")
+        for k in kernels:
+            for m, s in sorted(R[k]["mark"].items()):
+                f.write(f"{k},{m},{s['p50']},{s['p99']}\n")
+    with open(f"{out}/profile.csv", "w") as f:
+        f.write("kernel,mark,function,hits,us_total,us_per_call\n")
+        for k in kernels:
+            for m, fns in sorted(R[k]["prof"].items()):
+                for fn, d in fns.items():
+                    f.write(f"{k},{m},{fn},{d['hits']},{d['us']},{d['us'] / d['hits']:.2f}\n")
+    with open(f"{out}/random.csv", "w") as f:
+        f.write("kernel,step,live,jit_bytes,packs,pack_bytes,mod_4K,mod_2M\n")
+        for k in kernels:
+            for s in R[k]["random"]:
+                f.write(f"{k},{s['step']},{s['live']},{s['jit_bytes']},{s['packs']},"
+                        f"{s['pack_bytes']},{s['mod4k']},{s['mod2m']}\n")
+
+    # --- gnuplot scripts ---
+    def gp(name, title, xl, yl, csv, xcol, ycol, extra="", style="linespoints"):
+        lines = ", ".join(f"'< grep ^{k}, {out}/{csv}' using {xcol}:{ycol} with {style} lw 2 title '{k}'"
+                          for k in kernels)
+        open(f"{out}/{name}.gp", "w").write(
+            f"set terminal svg size 720,420 dynamic noenhanced font 'sans,11'\nset output '{out}/{name}.svg'\n"
+            f"set datafile separator ','\nset title '{title}'\nset xlabel '{xl}'\nset ylabel '{yl}'\n"
+            f"set key left top\nset grid\n{extra}plot {lines}\n")
+    gp("churn_directmap4k", "DirectMap4k across churn rounds", "round (0 = before)", "DirectMap4k, kB",
+       "churn.csv", 2, 6)
+    gp("churn_splits", "direct-map 2M->4K splits across churn rounds", "round (0 = before)",
+       "direct_map_level2_splits", "churn.csv", 2, 4)
+    gp("scale_load_cost", "load cost against live programs (mean of each 1,000 loads)",
+       "live programs", "us per BPF_PROG_LOAD", "scale.csv", 2, 3, "set yrange [0:*]\n", style="lines")
+
+
+main()

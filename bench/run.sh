@@ -1,0 +1,52 @@
+#!/bin/bash
+# make bench: boots base, patched and Debian's binary kernel in turn on the
+# same initramfs (build/bench/initramfs.cpio) with the same workloads, one
+# QEMU at a time, then writes build/bench/report.md, *.csv and *.svg.
+#   BENCH_ARGS   benchtool options (bench/Makefile has the defaults)
+#   KERNELS      which kernels, in order ("base patched distro")
+set -eo pipefail
+cd "$(dirname "$0")/.."
+out=build/bench
+kernels=${KERNELS:-base patched distro}
+args=${BENCH_ARGS:--n 5000 -r 8 -S 100000 -L 10000 -T 30000 -s 1}
+t0=$(date +%s)
+say() { printf '[%4ds] %s\n' $(( $(date +%s) - t0 )) "$*"; }
+
+# Debian's own kernel for the source version: unpacked, never installed.
+distro_image() {
+	local want pkg p v
+	want=$(dpkg-query -W -f='${Version}' linux-source-6.1)
+	for p in $(apt-cache pkgnames linux-image-6.1.0- | grep -E '^linux-image-6\.1\.0-[0-9]+-amd64$' | sort -V); do
+		v=$(apt-cache show --no-all-versions "$p" | awk '/^Version:/ { print $2 }')
+		pkg=${pkg:-$p}
+		[ "$v" = "$want" ] && { pkg=$p; break; }
+	done
+	[ -n "$pkg" ] || { echo "bench: no linux-image-6.1.0-*-amd64 in the apt cache" >&2; return 1; }
+	if ! ls $out/distro/boot/vmlinuz-* >/dev/null 2>&1; then
+		mkdir -p $out/deb $out/distro
+		(cd $out/deb && apt-get download -q "$pkg" >/dev/null)
+		dpkg-deb -x $out/deb/"$pkg"_*.deb $out/distro
+	fi
+	ls $out/distro/boot/vmlinuz-* | head -n 1
+}
+
+for k in $kernels; do
+	case $k in
+	distro) img=$(distro_image) ;;
+	*) img=build/$k/bzImage ;;
+	esac
+	echo "$img" > $out/image-$k
+	say "kernel $k ($img): booting, benchtool $args"
+	cmd="guest_cmd=benchtool$(printf ',%s' $args)"
+	GUEST_TIMEOUT=${BENCH_TIMEOUT:-480} guest/run-qemu.sh "$img" $out/initramfs.cpio \
+		$out/log-$k.log "$cmd" | grep --line-buffered -E '^\[bench|^=== GUEST|QEMU' |
+		sed -u "s/^/         $k: /"
+	grep -q '^=== GUEST END rc=0 ===' $out/log-$k.log ||
+		{ say "kernel $k: the guest failed, see $out/log-$k.log"; tail -n 5 $out/log-$k.log; exit 1; }
+	say "kernel $k: done"
+done
+say "report: $out/report.md"
+python3 bench/report.py $out $kernels
+for g in $out/*.gp; do gnuplot "$g"; done
+ls $out/*.svg | sed 's/^/         plot: /'
+say "make bench done"
