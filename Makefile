@@ -247,27 +247,18 @@ test-harness: $(B)/patched/initramfs.cpio
 # (test-debug-if-changed) runs it whenever that hash no longer matches:
 # on every change to the series or the kernel configs.
 DEBUG_INPUTS := patches/series $(PATCHES) guest/config.fragment guest/debug.fragment
-debug_hash = $$(cat $(DEBUG_INPUTS) | sha256sum | cut -c1-16)
 
 test-debug: $(B)/debug/initramfs.cpio
 	$(call stage,guest suite on the debug kernel (guest/debug.fragment))
 	$(Q)GUEST_TIMEOUT=$(DEBUG_TIMEOUT) $(call guest_run,debug,guest-debug,$(runner_cmd))
 	$(Q)guest/check-log.sh $(B)/logs/guest-debug.log runner
-	$(Q)guest/summary.sh $(B)/logs/guest-debug.log | tee $(B)/logs/debug-summary.log
-	$(Q)$(if $(RUNNER_ARGS),:,{ echo "# make test-debug passed on these inputs; the next line is the"; \
-	  echo "# sha256 (16 digits) of: $(DEBUG_INPUTS)"; echo $(debug_hash); \
-	  echo "$$(date -u '+%F %H:%M UTC'), $$(cat $(B)/source-version):"; \
-	  grep -a -E '^#[0-9]+ |^#[0-9]+/[0-9]+ .*\(' $(B)/logs/guest-debug.log; \
-	  tail -n 1 $(B)/logs/debug-summary.log; \
-	} > guest/debug-tested && echo "  STAMP   guest/debug-tested")
+	$(Q)guest/summary.sh $(B)/logs/guest-debug.log
+	$(Q)$(if $(RUNNER_ARGS),:,guest/debug-stamp.sh write $(B)/logs/guest-debug.log $(DEBUG_INPUTS))
 
 test-debug-if-changed:
-	$(Q)if [ "$$(sed -n 3p guest/debug-tested 2>/dev/null)" = "$(debug_hash)" ]; then \
-		echo "debug kernel: the suite passed on these inputs, $$(sed -n 4p guest/debug-tested)"; \
-	else \
+	$(Q)guest/debug-stamp.sh check $(DEBUG_INPUTS) || { \
 		echo "debug kernel: series or configs changed since guest/debug-tested: running it"; \
-		$(MAKE) test-debug; \
-	fi
+		$(MAKE) test-debug; }
 
 test: test-host test-pack test-guest test-nohuge test-harness
 	$(call stage,results)

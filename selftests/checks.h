@@ -12,6 +12,7 @@
 #include "lib/packstats.h"
 
 #define TRAP		0xcc	/* x86 int3 */
+#define ENOTSUPP	524	/* the kernel's, when a JIT-always-on JIT fails */
 #define SETTLE_MS	20000
 
 /*

@@ -3,11 +3,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
+#include <linux/filter.h>
 
 #include "progs.h"
 #include "sys.h"
@@ -41,6 +43,21 @@ int load_filter(unsigned int insns, int ret)
 	fd = bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, NULL, "GPL", prog, insns, NULL);
 	free(prog);
 	return fd < 0 ? -errno : fd;
+}
+
+int attach_classic(const struct sock_filter *f, unsigned short len)
+{
+	struct sock_fprog fprog = { .len = len, .filter = (struct sock_filter *)f };
+	int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0), err;
+
+	if (s < 0)
+		return -errno;
+	if (setsockopt(s, SOL_SOCKET, SO_ATTACH_FILTER, &fprog, sizeof(fprog))) {
+		err = -errno;
+		close(s);
+		return err;
+	}
+	return s;
 }
 
 int count_live_progs(void)

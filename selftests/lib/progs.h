@@ -17,6 +17,14 @@
  */
 int load_filter(unsigned int insns, int ret);
 
+struct sock_filter;
+
+/*
+ * A socket (AF_UNIX datagram) with the classic filter @f of @len
+ * instructions attached (SO_ATTACH_FILTER): the fd, or -errno.
+ */
+int attach_classic(const struct sock_filter *f, unsigned short len);
+
 /* Number of BPF programs alive in the system, or -errno. */
 int count_live_progs(void);
 

@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,7 +24,6 @@
 #include "../lib/sys.h"
 #include "../test_runner.h"
 
-#define ENOTSUPP	524	/* the kernel's, when a JIT-always-on JIT fails */
 #define JIT_LIMIT	"/proc/sys/net/core/bpf_jit_limit"
 #define UNPRIV		"/proc/sys/kernel/unprivileged_bpf_disabled"
 #define NOBODY		65534
@@ -44,22 +42,6 @@ static int load_insns(const struct bpf_insn *insns, size_t n)
 	int fd = bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, NULL, "GPL", insns, n, NULL);
 
 	return fd < 0 ? -errno : fd;
-}
-
-static int attach_classic(const struct sock_filter *f, unsigned short len)
-{
-	struct sock_fprog fprog = { .len = len, .filter = (struct sock_filter *)f };
-	int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0), err = 0;
-
-	if (s < 0)
-		return -errno;
-	if (setsockopt(s, SOL_SOCKET, SO_ATTACH_FILTER, &fprog, sizeof(fprog)))
-		err = -errno;
-	if (err) {
-		close(s);
-		return err;
-	}
-	return s;
 }
 
 /* Service after a failure: a normal load works, and frees. */

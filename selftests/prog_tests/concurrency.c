@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <linux/filter.h>
@@ -37,26 +36,15 @@ struct worker {
 };
 
 /* A socket with a classic filter of @len instructions: ld #k ...; ret #0. */
-static int attach_classic(unsigned int len)
+static int load_classic(unsigned int len)
 {
 	struct sock_filter f[CLASSIC_MAX];
-	struct sock_fprog fprog = { .len = len, .filter = f };
 	unsigned int i;
-	int s;
 
 	for (i = 0; i < len - 1; i++)
 		f[i] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_IMM, i);
 	f[len - 1] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0);
-	s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (s < 0)
-		return -errno;
-	if (setsockopt(s, SOL_SOCKET, SO_ATTACH_FILTER, &fprog, sizeof(fprog))) {
-		int err = -errno;
-
-		close(s);
-		return err;
-	}
-	return s;
+	return attach_classic(f, len);
 }
 
 static void *work(void *arg)
@@ -80,7 +68,7 @@ static void *work(void *arg)
 			w->frees++;
 			continue;
 		}
-		fd = classic ? attach_classic(1 + rand_r(&w->seed) % CLASSIC_MAX) :
+		fd = classic ? load_classic(1 + rand_r(&w->seed) % CLASSIC_MAX) :
 			       load_filter(FILTER_MIN_INSNS + rand_r(&w->seed) % EBPF_MAX, 0);
 		if (fd < 0) {
 			w->err = fd;

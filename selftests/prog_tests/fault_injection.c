@@ -26,7 +26,6 @@
 
 #define PROG_INSNS	100
 #define MAX_NTH		5000
-#define ENOTSUPP	524	/* the kernel's, when a JIT-always-on JIT fails */
 
 static struct bpf_insn prog[PROG_INSNS];
 
