@@ -20,7 +20,7 @@ JOBS ?= 3
 # Guest runs: KVM=0|1|auto, GUEST_TIMEOUT seconds (guest/run-qemu.sh).
 export KVM ?= 0
 export GUEST_TIMEOUT ?= 600
-DEBUG_TIMEOUT ?= 2400
+DEBUG_TIMEOUT ?= 3600
 # The demo's churn, as the guest's /init takes it (',' for ' ').
 CHURN ?= churn,-n,5000,-r,8,-k
 V ?= 0
@@ -242,7 +242,7 @@ test-harness: $(B)/patched/initramfs.cpio
 	$(Q)! grep -q '^#- [^ ]*: FAIL' $(B)/logs/harness.log
 
 # The same suite on the debug kernel: KASAN, lockdep, DEBUG_VM, kmemleak.
-# It takes about 40 minutes here, too long for every CI run, so a pass is
+# It takes about 45 minutes here, too long for every CI run, so a pass is
 # recorded in guest/debug-tested against a hash of what it tested, and CI
 # (test-debug-if-changed) runs it whenever that hash no longer matches:
 # on every change to the series or the kernel configs.
