@@ -292,6 +292,9 @@ static bool prof_setup(void)
 		if (access(path, W_OK))
 			return false;
 	}
+	/* a function's time without the time its task spent scheduled out */
+	snprintf(path, sizeof(path), "%s/options/sleep-time", tracing);
+	write_file(path, "0");
 	snprintf(path, sizeof(path), "%s/set_ftrace_filter", tracing);
 	write_file(path, "");
 	for (i = 0; i < sizeof(prof_funcs) / sizeof(prof_funcs[0]); i++) {
@@ -315,8 +318,8 @@ static void prof_enable(bool on)
 	write_file(path, on ? "1" : "0");
 }
 
-/* Prints "B prof mark=M fn=F hits=H us=T" summed over the CPUs. */
-static void prof_dump(unsigned int mark)
+/* Prints "B prof mark=M win=W fn=F hits=H us=T" summed over the CPUs. */
+static void prof_dump(unsigned int mark, unsigned int win)
 {
 	char path[256], line[512], name[128], unit[16];
 	unsigned long hits[64] = {}, h;
@@ -344,15 +347,15 @@ static void prof_dump(unsigned int mark)
 	}
 	for (i = 0; i < nf; i++)
 		if (hits[i])
-			printf("B prof mark=%u fn=%s hits=%lu us=%.1f\n", mark, prof_funcs[i],
-			       hits[i], us[i]);
+			printf("B prof mark=%u win=%u fn=%s hits=%lu us=%.1f\n", mark, win,
+			       prof_funcs[i], hits[i], us[i]);
 	fflush(stdout);
 }
 
 static int scale(unsigned int target, unsigned int seed)
 {
 	static const unsigned int marks[] = { 1000, 10000, 50000, 100000 };
-	const unsigned int win = 500, prof_n = 300, step = 1000;
+	const unsigned int win = 500, prof_n = 300, prof_wins = 3, step = 1000;
 	unsigned int n = 0, m = 0, cap = target + 4 * prof_n + 16;
 	int *fds = calloc(cap, sizeof(*fds));
 	double *lat = calloc(cap, sizeof(*lat)), *tmp = calloc(cap, sizeof(*tmp)), p50, p99;
@@ -407,7 +410,15 @@ static int scale(unsigned int target, unsigned int seed)
 			memcpy(tmp, lat + n - win, win * sizeof(*tmp));
 			pctl(tmp, win, &p50, &p99);
 			printf("B mark live=%u p50=%.1f p99=%.1f\n", n, p50, p99);
-			if (prof) {
+			/*
+			 * A few profiled windows at the mark; the report takes each
+			 * function's least time per call, as interference only adds.
+			 * The programs of all but the last window are freed again, so
+			 * that every window starts from the same live count.
+			 */
+			for (unsigned int w = 0; prof && w < prof_wins; w++) {
+				unsigned int start = n;
+
 				prof_enable(true);
 				for (unsigned int i = 0; i < prof_n && n < cap; i++) {
 					double us;
@@ -419,7 +430,12 @@ static int scale(unsigned int target, unsigned int seed)
 					lat[n++] = us;
 				}
 				prof_enable(false);
-				prof_dump(marks[m]);
+				prof_dump(marks[m], w);
+				if (w + 1 == prof_wins)
+					break;
+				while (n > start)
+					close(fds[--n]);
+				settle(base_live + n, 10000);
 			}
 			snprintf(msg, sizeof(msg), "%u live programs", n);
 			progress("scale", msg);
