@@ -388,7 +388,7 @@ static int scale(unsigned int target, unsigned int seed)
 			close(fd);
 		settle(base_live, 5000);
 	}
-	printf("B profiler available=%d\n", prof);
+	printf("B profiler available=%d windows=%u loads=%u\n", prof, prof_wins, prof_n);
 	base_packs = packs_now();
 	snap("scale", "before", base_live);
 	while (n < target) {

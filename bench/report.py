@@ -60,7 +60,7 @@ def parse(path):
                 if d["hits"] and (not o or d["us"] / d["hits"] < o["us"] / o["hits"]):
                     fns[d["fn"]] = d
             elif kind == "profiler":
-                r["profiler"] = d["available"]
+                r["profiler"] = d
             elif kind == "done":
                 r["done"] = d
             elif kind == "error":
@@ -242,8 +242,10 @@ def main():
 
     # --- profile ---
     P("\n### where a load's time goes as live programs grow (ftrace function profiler)\n")
+    pw = next((R[k]["profiler"] for k in kernels if (R[k]["profiler"] or {}).get("available")), {})
     P("us per call, including children (graph-time) but not time scheduled out (sleep-time off): "
-      "at each mark, 3 windows of 300 loads, each starting from the mark's live count, and for "
+      f"at each mark, {pw.get('windows', 1)} windows of {pw.get('loads', '?')} loads, each "
+      "starting from the mark's live count, and for "
       "each function the window with the least time per call (interference only adds). "
       "`bpf_prog_pack_alloc` is the pack allocator proper; the JIT reaches it through "
       f"`{ALLOC_FN}`, which also kvmalloc()s the writable copy; share = time / `__sys_bpf` "
