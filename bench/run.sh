@@ -56,7 +56,7 @@ rm -f $out/log-*.[0-9]*.log
 for k in $kernels; do
 	boot $k $out/log-$k.log
 done
-# TCG's load cost moves by a percent or two from one boot of a kernel to
+# TCG's load cost moves by one to five percent from one boot of a kernel to
 # the next: more boots of the two kernels compared, the later ones reversed
 for ((i = 2; i <= repeat; i++)); do
 	for k in patched base; do
