@@ -63,7 +63,7 @@ help:
 	@echo '  make test-debug  the guest suite on a KASAN, lockdep, DEBUG_VM, kmemleak kernel'
 	@echo '                   (~40 min; CI runs it when guest/debug-tested is out of date)'
 	@echo '  make bench       base, patched and the Debian binary kernel side by side: churn, scale to'
-	@echo '                   100k programs, random churn; $(B)/bench/report.md, *.csv, *.svg (~9 min)'
+	@echo '                   100k programs, random churn; $(B)/bench/report.md, *.csv, *.svg (~12 min)'
 	@echo '  make clean       remove $(B)/'
 	@echo 'Variables:'
 	@echo '  SRC_TAR=$(SRC_TAR)'

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The guest side of `make bench`: three workloads on whatever kernel booted,
+ * The guest side of `make bench`: four workloads on whatever kernel booted,
  * each bracketed by snapshots of the direct map, printed as "B <kind> k=v ..."
  * lines for bench/report.py.  A value the kernel cannot give is -1 (n/a).
  *
  *   benchtool [-n churn count] [-r rounds] [-S scale target] [-L live target]
- *             [-T random steps] [-s seed] [-w workloads: c,r,s]
+ *             [-T random steps] [-s seed] [-w workloads: c,r,m,s]
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -196,12 +196,22 @@ static int churn(unsigned int n, unsigned int rounds, unsigned int seed)
 }
 
 /* --- random churn around a live-set target ------------------------------- */
-static int random_churn(unsigned int target, unsigned int steps, unsigned int seed)
+#define RANDOM_SAMPLES 20
+
+/*
+ * Seeded loads and frees around @target live programs, sampled
+ * RANDOM_SAMPLES times.  Sizes are 2-400 insns; with @large, one program
+ * in @large is 400-2400 insns instead (up to about 16 KiB of JIT code):
+ * a few big programs among many small ones, whose frees leave holes too
+ * short for the next big one, so that placement can change the packs held.
+ */
+static int random_churn(const char *wl, unsigned int target, unsigned int steps,
+			unsigned int seed, unsigned int large)
 {
 	double *lat = calloc(steps + target, sizeof(*lat)), p50, p99;
 	int *fds = calloc(target * 2, sizeof(*fds));
 	uint32_t *len = calloc(target * 2, sizeof(*len));
-	unsigned int live = 0, s, k = 0, sample = steps / 10;
+	unsigned int live = 0, s, k = 0, sample = steps / RANDOM_SAMPLES;
 	long base_live = count_live_progs();
 	long long jbytes = 0;
 
@@ -209,17 +219,19 @@ static int random_churn(unsigned int target, unsigned int steps, unsigned int se
 		return -ENOMEM;
 	long long base_packs = packs_now();
 
-	snap("random", "before", base_live);
+	snap(wl, "before", base_live);
 	for (s = 0; s < steps; s++) {
 		unsigned int pct = rand_r(&seed) % 100;
 		bool load = live < target * 9 / 10 || (live < target * 11 / 10 && pct < 50);
 
 		if (s < target || load) {
+			unsigned int insns = large && rand_r(&seed) % large == 0 ?
+					     400 + rand_r(&seed) % 2001 : 2 + rand_r(&seed) % 399;
 			uint64_t addr;
-			int fd = timed_load(2 + rand_r(&seed) % 399, &lat[k++]);
+			int fd = timed_load(insns, &lat[k++]);
 
 			if (fd < 0) {
-				printf("B error wl=random step=%u err=%d\n", s, fd);
+				printf("B error wl=%s step=%u err=%d\n", wl, s, fd);
 				return fd;
 			}
 			prog_jited_image(fd, &addr, &len[live]);
@@ -243,21 +255,21 @@ static int random_churn(unsigned int target, unsigned int steps, unsigned int se
 			pt = ptdump_stats_kernel(MODULES_SECTION, 0, 0, &mod);
 			if (packs_held(&p, &b, &src))
 				p = b = -1;
-			printf("B random step=%u live=%u jit_bytes=%lld packs=%lld pack_bytes=%lld "
-			       "mod4k=%lld mod2m=%lld\n", s + 1, live, jbytes, p, b,
+			printf("B %s step=%u live=%u jit_bytes=%lld packs=%lld pack_bytes=%lld "
+			       "mod4k=%lld mod2m=%lld\n", wl, s + 1, live, jbytes, p, b,
 			       pt ? -1 : (long long)pt_entries(&mod, PT_4K),
 			       pt ? -1 : (long long)pt_entries(&mod, PT_2M));
 			fflush(stdout);
 		}
 	}
 	pctl(lat, k, &p50, &p99);
-	printf("B lat wl=random n=%u p50=%.1f p99=%.1f\n", k, p50, p99);
-	snap("random", "peak", base_live + live);
+	printf("B lat wl=%s n=%u p50=%.1f p99=%.1f\n", wl, k, p50, p99);
+	snap(wl, "peak", base_live + live);
 	while (live)
 		close(fds[--live]);
 	settle_to(base_live, base_packs, 30000);
-	snap("random", "after", base_live);
-	progress("random", "done");
+	snap(wl, "after", base_live);
+	progress(wl, "done");
 	free(lat);
 	free(fds);
 	free(len);
@@ -458,7 +470,7 @@ int main(int argc, char **argv)
 {
 	unsigned int n = 5000, rounds = 8, starget = 100000, ltarget = 10000, steps = 30000;
 	unsigned int seed = 1;
-	const char *wls = "c,r,s";
+	const char *wls = "c,r,m,s";
 	int c, err = 0;
 
 	while ((c = getopt(argc, argv, "n:r:S:L:T:s:w:h")) != -1) {
@@ -472,7 +484,7 @@ int main(int argc, char **argv)
 		case 'w': wls = optarg; break;
 		default:
 			fprintf(stderr, "usage: %s [-n churn programs] [-r rounds] [-S scale target] "
-				"[-L random live target] [-T random steps] [-s seed] [-w c,r,s]\n",
+				"[-L random live target] [-T random steps] [-s seed] [-w c,r,m,s]\n",
 				argv[0]);
 			return c == 'h' ? 0 : 2;
 		}
@@ -489,7 +501,11 @@ int main(int argc, char **argv)
 	}
 	if (strchr(wls, 'r')) {
 		progress("random", "start");
-		err = random_churn(ltarget, steps, seed) ?: err;
+		err = random_churn("random", ltarget, steps, seed, 0) ?: err;
+	}
+	if (strchr(wls, 'm')) {
+		progress("mixed", "start");
+		err = random_churn("mixed", ltarget, steps, seed, 8) ?: err;
 	}
 	if (strchr(wls, 's')) {
 		progress("scale", "start");

@@ -6,7 +6,8 @@
 #   KERNELS      which kernels, in order ("base patched distro")
 #   REPEAT       boots of base and patched in all (2): the extra boots come
 #                after the others, patched first, and only add load costs,
-#                so that the comparison is of two boots a kernel, in ABBA order
+#                so that the comparison is of two boots a kernel, in ABBA order;
+#                they skip the mixed random churn, which is about packs
 set -eo pipefail
 cd "$(dirname "$0")/.."
 out=build/bench
@@ -34,16 +35,17 @@ distro_image() {
 	ls $out/distro/boot/vmlinuz-* | head -n 1
 }
 
-# boot K LOG: one guest run of the workloads on kernel K
+# boot K LOG [OPTIONS]: one guest run of the workloads on kernel K, with
+# benchtool OPTIONS after $args
 boot() {
-	local k=$1 log=$2 img
+	local k=$1 log=$2 img a="$args${3:+ $3}"
 	case $k in
 	distro) img=$(distro_image) ;;
 	*) img=build/$k/bzImage ;;
 	esac
 	echo "$img" > $out/image-$k
-	say "kernel $k ($img): booting, benchtool $args"
-	cmd="guest_cmd=benchtool$(printf ',%s' $args)"
+	say "kernel $k ($img): booting, benchtool $a"
+	cmd="guest_cmd=benchtool$(printf ',%s' $a)"
 	GUEST_TIMEOUT=${BENCH_TIMEOUT:-480} guest/run-qemu.sh "$img" $out/initramfs.cpio \
 		"$log" "$cmd" | grep --line-buffered -E '^\[bench|^=== GUEST|QEMU' |
 		sed -u "s/^/         $k: /"
@@ -60,7 +62,7 @@ done
 # the next: more boots of the two kernels compared, the later ones reversed
 for ((i = 2; i <= repeat; i++)); do
 	for k in patched base; do
-		case " $kernels " in *" $k "*) boot $k $out/log-$k.$i.log ;; esac
+		case " $kernels " in *" $k "*) boot $k $out/log-$k.$i.log "-w crs" ;; esac
 	done
 done
 say "report: $out/report.md"

@@ -2,7 +2,8 @@
 /*
  * Seeded random loads and frees, with failures injected, and the
  * allocator's invariants checked after every step (the costly ones every
- * 64 and 2048 steps).  -a "steps=N seed=S";
+ * 64 and 2048 steps), and every fourth allocation checked against a best
+ * fit worked out from its pack's bitmap.  -a "steps=N seed=S";
  * make test runs a bounded 20,000 steps, make fuzz a long run.
  */
 #include <stdlib.h>
@@ -61,6 +62,38 @@ static bool check_programs(unsigned long step)
 		}
 	}
 	return true;
+}
+
+static bool chunk_used(const struct pack_view *v, unsigned long c)
+{
+	return v->bitmap[c / BITS_PER_LONG] & BIT(c % BITS_PER_LONG);
+}
+
+/*
+ * @p, just allocated, took the best fit of its pack: the first of the
+ * shortest free runs that hold it, its own chunks counted as free.
+ */
+static bool check_best_fit(unsigned long step, const struct prog *p)
+{
+	unsigned long pos, n = prog_chunks(p->size), b, e, best = pack_chunks, best_len = ~0UL;
+	struct pack_view v;
+
+	pack_get(pack_index_of(p->hdr), &v);
+	pos = ((char *)p->hdr - (char *)v.ptr) / BPF_PROG_CHUNK_SIZE;
+	for (b = 0; b < pack_chunks; b = e) {
+		while (b < pack_chunks && chunk_used(&v, b) && (b < pos || b >= pos + n))
+			b++;
+		for (e = b; e < pack_chunks && (!chunk_used(&v, e) || (e >= pos && e < pos + n)); e++)
+			;
+		if (e - b >= n && e - b < best_len) {
+			best = b;
+			best_len = e - b;
+		}
+	}
+	if (best != pos)
+		printf("step %lu: %lu chunks went to chunk %lu, the best fit is %lu (a run of %lu)\n",
+		       step, n, pos, best, best_len);
+	return best == pos;
 }
 
 /* Every free chunk of every pack is traps. */
@@ -141,8 +174,12 @@ void test_property(void)
 				shim.fail_xa_store = 0;
 			live[nlive].hdr = prog_alloc(size, classic);
 			live[nlive].size = round_up(size, BPF_PROG_CHUNK_SIZE);
-			if (live[nlive].hdr)
+			if (live[nlive].hdr) {
 				account(&live[nlive++], 1);
+				if (size <= pack_size && step % 4 == 0 &&
+				    !ASSERT_TRUE(check_best_fit(step, &live[nlive - 1]), "best fit"))
+					break;
+			}
 			shim.fail_huge = shim.fail_set_memory = shim.fail_kzalloc = -1;
 			shim.fail_xa_store = -1;
 		} else if (nlive) {
