@@ -84,6 +84,11 @@ deps:
 $(B)/logs:
 	$(Q)mkdir -p $@
 
+# The source tarball comes with linux-source-6.1, which deps installs: make
+# must not give up on it before deps has run.
+$(SRC_TAR): | deps
+	$(Q)test -f $@ || { echo "no $@: linux-source-6.1 should have brought it (set SRC_TAR for another)"; exit 1; }
+
 # --- source and series ---------------------------------------------------
 # Each kernel gets its own unpacked tree; the patched one has the series on top.
 $(B)/source-version: $(SRC_TAR) | deps $(B)/logs
