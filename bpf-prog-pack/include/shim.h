@@ -203,7 +203,22 @@ unsigned long find_next_zero_bit(const unsigned long *map, unsigned long size,
 unsigned long bitmap_find_next_zero_area(unsigned long *map, unsigned long size,
 					 unsigned long start, unsigned int nr,
 					 unsigned long align_mask);
+/* include/asm-generic/bitops/non-atomic.h */
+static inline void __set_bit(unsigned int nr, unsigned long *addr)
+{
+	addr[nr / BITS_PER_LONG] |= BIT(nr % BITS_PER_LONG);
+}
+
+static inline void __clear_bit(unsigned int nr, unsigned long *addr)
+{
+	addr[nr / BITS_PER_LONG] &= ~BIT(nr % BITS_PER_LONG);
+}
+
 /* include/linux/find.h */
+#define for_each_set_bit(bit, addr, size)				\
+	for ((bit) = 0;							\
+	     (bit) = find_next_bit((addr), (size), (bit)), (bit) < (size);	\
+	     (bit)++)
 #define for_each_clear_bitrange(b, e, addr, size)		\
 	for ((b) = 0;						\
 	     (b) = find_next_zero_bit((addr), (size), (b)),	\
