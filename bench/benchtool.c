@@ -422,6 +422,11 @@ static int scale(unsigned int target, unsigned int seed)
 			memcpy(tmp, lat + n - win, win * sizeof(*tmp));
 			pctl(tmp, win, &p50, &p99);
 			printf("B mark live=%u p50=%.1f p99=%.1f\n", n, p50, p99);
+			/* the same loads in load order: kernels compared load by load */
+			printf("B marklat live=%u us=", n);
+			for (unsigned int i = n - win; i < n; i++)
+				printf("%s%.2f", i > n - win ? "," : "", lat[i]);
+			printf("\n");
 			/*
 			 * A few profiled windows at the mark; the report takes each
 			 * function's least time per call, as interference only adds.

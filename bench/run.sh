@@ -1,19 +1,26 @@
 #!/bin/bash
-# make bench: boots base, patched and Debian's binary kernel in turn on the
-# same initramfs (build/bench/initramfs.cpio) with the same workloads, one
-# QEMU at a time, then writes build/bench/report.md, *.csv and *.svg.
+# make bench: boots base, patched and Debian's binary kernel on the same
+# initramfs (build/bench/initramfs.cpio) with the same workloads, then
+# writes build/bench/report.md, *.csv and *.svg.
+#
+# Every guest runs under CLOCK=icount (guest/run-qemu.sh): its clock counts
+# the instructions it runs, so a timing does not depend on the host, and
+# boots can share the host: BENCH_JOBS of them run at once.  Boot N of a
+# kernel has QEMU seed N, so base and patched boot N see the same random
+# numbers from QEMU and can be compared load by load.
 #   BENCH_ARGS   benchtool options (bench/Makefile has the defaults)
-#   KERNELS      which kernels, in order ("base patched distro")
-#   REPEAT       boots of base and patched in all (2): the extra boots come
-#                after the others, patched first, and only add load costs,
-#                so that the comparison is of two boots a kernel, in ABBA order;
-#                they skip the mixed random churn, which is about packs
+#   KERNELS      which kernels ("base patched distro")
+#   REPEAT       boots of base and patched in all (2): the extra boots only
+#                add load costs, under another seed, and skip the mixed
+#                random churn, which is about packs
+#   BENCH_JOBS   guests at once (the number of cores)
 set -eo pipefail
 cd "$(dirname "$0")/.."
 out=build/bench
 kernels=${KERNELS:-base patched distro}
 args=${BENCH_ARGS:--n 5000 -r 8 -S 100000 -L 10000 -T 30000 -s 1}
 repeat=${REPEAT:-2}
+jobs_max=${BENCH_JOBS:-$(nproc)}
 t0=$(date +%s)
 say() { printf '[%4ds] %s\n' $(( $(date +%s) - t0 )) "$*"; }
 
@@ -29,41 +36,56 @@ distro_image() {
 	[ -n "$pkg" ] || { echo "bench: no linux-image-6.1.0-*-amd64 in the apt cache" >&2; return 1; }
 	if ! ls $out/distro/boot/vmlinuz-* >/dev/null 2>&1; then
 		mkdir -p $out/deb $out/distro
-		(cd $out/deb && apt-get download -q "$pkg" >/dev/null)
+		(cd $out/deb && apt-get download -q -o APT::Sandbox::User=root "$pkg" >/dev/null)
 		dpkg-deb -x $out/deb/"$pkg"_*.deb $out/distro
 	fi
 	ls $out/distro/boot/vmlinuz-* | head -n 1
 }
 
-# boot K LOG [OPTIONS]: one guest run of the workloads on kernel K, with
-# benchtool OPTIONS after $args
+# boot K LOG SEED [OPTIONS]: one guest run of the workloads on kernel K,
+# with benchtool OPTIONS after $args
 boot() {
-	local k=$1 log=$2 img a="$args${3:+ $3}"
+	local k=$1 log=$2 seed=$3 img a="$args${4:+ $4}"
 	case $k in
 	distro) img=$(distro_image) ;;
 	*) img=build/$k/bzImage ;;
 	esac
 	echo "$img" > $out/image-$k
-	say "kernel $k ($img): booting, benchtool $a"
+	say "kernel $k ($img, seed $seed): booting, benchtool $a"
 	cmd="guest_cmd=benchtool$(printf ',%s' $a)"
-	GUEST_TIMEOUT=${BENCH_TIMEOUT:-480} guest/run-qemu.sh "$img" $out/initramfs.cpio \
-		"$log" "$cmd" | grep --line-buffered -E '^\[bench|^=== GUEST|QEMU' |
-		sed -u "s/^/         $k: /"
-	grep -q '^=== GUEST END rc=0 ===' "$log" ||
-		{ say "kernel $k: the guest failed, see $log"; tail -n 5 "$log"; exit 1; }
-	say "kernel $k: done"
+	CLOCK=icount SEED=$seed GUEST_TIMEOUT=${BENCH_TIMEOUT:-1200} guest/run-qemu.sh "$img" \
+		$out/initramfs.cpio "$log" "$cmd" | grep --line-buffered -E '^\[bench|^=== GUEST|QEMU' |
+		sed -u "s/^/         $k.$seed: /" || true
+	if grep -q '^=== GUEST END rc=0 ===' "$log"; then
+		say "kernel $k, seed $seed: done"
+	else
+		say "kernel $k, seed $seed: the guest failed, see $log"
+		tail -n 5 "$log"
+	fi
 }
 
-rm -f $out/log-*.[0-9]*.log
+# start K LOG SEED [OPTIONS]: boot in the background, at most jobs_max at once
+logs=()
+start() {
+	while [ "$(jobs -pr | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
+	boot "$@" &
+	logs+=("$2")
+}
+
+rm -f $out/log-*.log
+# the distro image is downloaded once, before the boots that need it
+case " $kernels " in *" distro "*) distro_image >/dev/null ;; esac
 for k in $kernels; do
-	boot $k $out/log-$k.log
+	start $k $out/log-$k.log 1
 done
-# TCG's load cost moves by one to five percent from one boot of a kernel to
-# the next: more boots of the two kernels compared, the later ones reversed
 for ((i = 2; i <= repeat; i++)); do
-	for k in patched base; do
-		case " $kernels " in *" $k "*) boot $k $out/log-$k.$i.log "-w crs" ;; esac
+	for k in base patched; do
+		case " $kernels " in *" $k "*) start $k $out/log-$k.$i.log $i "-w crs" ;; esac
 	done
+done
+wait
+for log in "${logs[@]}"; do
+	grep -q '^=== GUEST END rc=0 ===' "$log" || { say "bench: $log did not finish"; exit 1; }
 done
 say "report: $out/report.md"
 python3 bench/report.py $out $kernels
