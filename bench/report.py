@@ -454,8 +454,8 @@ def main():
                           f"mean {pm:.2f} vs {bm:.2f} over {seeds} seed(s); fewer in {cmp.count(-1)}, "
                           f"as many in {cmp.count(0)}, more in {cmp.count(1)} of {n} samples; at the "
                           f"least possible number in {at[0]}/{n} vs {at[1]}/{n}"))
-    P("Timings are in the guest's instruction clock (see the top), so the host's load does "
-      "not move them. The p50 targets compare the means over the boots; at the scale marks, "
+    P("Timings are in the guest's instruction clock (see the top), so the host's load hardly "
+      "moves them (two runs of the bench: within 0.9%). The p50 targets compare the means over the boots; at the scale marks, "
       "where every load has its twin on the other kernel, they are judged on the median "
       "change of a load's cost, load by load, and both numbers are shown.\n")
     P("| target | result | numbers |")
@@ -467,7 +467,7 @@ def main():
           "hundreds to thousands of programs a pack, random frees empty none, so the packs held "
           "follow the live bytes plus what fragmentation adds. The series puts a program in the "
           "pack base's first fit would (the oldest with room) and only picks the chunks within "
-          "it by best fit, so it holds the same packs as base, sample by sample. Fewer would "
+          "it by best fit, so the packs held differ only by what best fit saves. Fewer would "
           "take fewer bytes a program (its JIT bytes, an 8-byte header and a 16-byte random "
           "pad, rounded up to 64-byte chunks), not another placement. Smaller chunks are no "
           "way there as things stand: `bpf_jit_binary_pack_hdr()` finds a program's header by "
