@@ -23,6 +23,8 @@ void check_mapping(uint64_t start, long long size, unsigned int shift);
 
 /* Is there a /proc/vmallocinfo area starting at @addr? */
 bool in_vmallocinfo(uint64_t addr);
+/* The size /proc/vmallocinfo gives the area at @addr (guard page included), or -1. */
+long long vmallocinfo_size(uint64_t addr);
 
 /*
  * Every pack in @st: its chunk counts agree, it is a vmalloc area, it is
@@ -36,8 +38,8 @@ void check_invariants(const char *when);
 
 /*
  * What a failed or finished load must give back: live programs, packs,
- * bytes in packs, programs larger than a pack, pack areas in
- * /proc/vmallocinfo, and the JIT budget charged (bpf_jit_current).
+ * bytes in packs, programs larger than a pack, areas in the module range
+ * in /proc/vmallocinfo, and the JIT budget charged (bpf_jit_current).
  */
 struct leak_state {
 	int progs;

@@ -172,3 +172,19 @@ double now_ms(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
+
+uint64_t kallsyms_addr(const char *name)
+{
+	char line[256], sym[128], type;
+	unsigned long long a;
+	uint64_t addr = 0;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	if (!f)
+		return 0;
+	while (!addr && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %127s", &a, &type, sym) == 3 && !strcmp(sym, name))
+			addr = a;
+	fclose(f);
+	return addr;
+}

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* A /proc/vmstat counter, or -1 when the kernel has none by that name. */
 long long read_vmstat(const char *name);
@@ -36,6 +37,9 @@ const char *kmsg_bad_pattern(const char *msg);
 
 /* Raise RLIMIT_NOFILE to at least @n open files: 0 or -errno. */
 int raise_nofile(unsigned long n);
+
+/* The address /proc/kallsyms gives @name (root sees real ones), or 0. */
+uint64_t kallsyms_addr(const char *name);
 
 /* Milliseconds of CLOCK_MONOTONIC. */
 double now_ms(void);

@@ -6,7 +6,8 @@
  *   jit_limit  bpf_jit_limit lowered below what an unprivileged load
  *              needs: the JIT fails late, after the verifier passed
  *   oversized  a program whose image is larger than a pack: whole huge
- *              pages of its own, read-only and executable, freed whole
+ *              pages of its own, read-only and executable, charged to
+ *              the JIT budget in full, freed whole
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -219,6 +220,13 @@ static void test_oversized(void)
 		ASSERT_EQ(loaded.oversized, before.oversized + 1, "counted as larger than a pack");
 		ASSERT_EQ(loaded.packs, before.packs, "no pack for it");
 		ASSERT_GE(loaded.bytes_in_use - before.bytes_in_use, 2 * SZ_2M, "bytes in use");
+		/* the budget pays for the whole area, not the image rounded to chunks */
+		ASSERT_EQ(loaded.jit_charged - before.jit_charged,
+			  loaded.bytes_in_use - before.bytes_in_use, "JIT budget charged what it takes");
+		if (prog_jited_image(fd, &addr, &len) == 0)
+			ASSERT_EQ(loaded.jit_charged - before.jit_charged,
+				  vmallocinfo_size(addr & ~(PAGE_4K - 1)),
+				  "JIT budget charged its area in /proc/vmallocinfo");
 	}
 	check_invariants("with the oversized program");
 	close(fd);
