@@ -53,7 +53,7 @@ static struct sock_filter *big_filter(void)
 
 	if (!f)
 		return NULL;
-	/* A /= X: a division-by-zero check and a div, some 30 bytes of x86 each */
+	/* A /= X: a division-by-zero check and a div, some 22 bytes of x86 each */
 	f[0] = (struct sock_filter)BPF_STMT(BPF_LDX | BPF_W | BPF_IMM, 3);
 	f[1] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_IMM, 1000);
 	for (i = 2; i < FILTER_LEN - 1; i++)
