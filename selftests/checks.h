@@ -14,6 +14,8 @@
 #define TRAP		0xcc	/* x86 int3 */
 #define ENOTSUPP	524	/* the kernel's, when a JIT-always-on JIT fails */
 #define SETTLE_MS	20000
+#define JIT_LIMIT	"/proc/sys/net/core/bpf_jit_limit"
+#define NOBODY		65534	/* uid and gid of a user with no capability */
 
 /*
  * [start, start + size) is mapped read-only, executable, in Modules, by

@@ -25,9 +25,7 @@
 #include "../lib/sys.h"
 #include "../test_runner.h"
 
-#define JIT_LIMIT	"/proc/sys/net/core/bpf_jit_limit"
 #define UNPRIV		"/proc/sys/kernel/unprivileged_bpf_disabled"
-#define NOBODY		65534
 /* r2 += 0x12345 is 7 bytes of x86: this many make an image over 2M */
 #define BIG_INSNS	320000
 #define SZ_2M		(2ULL << 20)

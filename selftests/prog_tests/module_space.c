@@ -30,12 +30,10 @@
 #include "../lib/sys.h"
 #include "../test_runner.h"
 
-#define JIT_LIMIT	"/proc/sys/net/core/bpf_jit_limit"
 #define OPTMEM_MAX	"/proc/sys/net/core/optmem_max"
 #define BIG_MODULE	"big_module.ko"
 #define RESERVE_MODULE	"modspace_reserve.ko"
 #define LEAVE_MB	64
-#define NOBODY		65534
 #define MAX_FILTERS	60000
 /* the longest classic filter: BPF_MAXINSNS */
 #define FILTER_LEN	4096
