@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "checks.h"
@@ -273,4 +274,34 @@ int fault_setup(const char *attr, enum fault_mode mode, int min_order)
 			return err;
 	}
 	return 0;
+}
+
+int run_as_nobody(void (*fn)(void *res), void *res, size_t len, pid_t *keep)
+{
+	int p[2], err = -EIO;
+	pid_t pid;
+
+	if (pipe(p))
+		return -errno;
+	pid = fork();
+	if (!pid) {
+		close(p[0]);
+		if (setgid(NOBODY) || setuid(NOBODY))
+			_exit(1);
+		fn(res);
+		if (write(p[1], res, len) != (ssize_t)len)
+			_exit(1);
+		while (keep)
+			pause();
+		_exit(0);
+	}
+	close(p[1]);
+	if (pid > 0 && read(p[0], res, len) == (ssize_t)len)
+		err = 0;
+	close(p[0]);
+	if (pid > 0 && keep && !err)
+		*keep = pid;
+	else if (pid > 0)
+		waitpid(pid, NULL, 0);
+	return err;
 }

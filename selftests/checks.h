@@ -8,6 +8,8 @@
 #define CHECKS_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
 
 #include "lib/packstats.h"
 
@@ -58,6 +60,15 @@ int leak_state_read(struct leak_state *s);
  * @before again, then asserts every field equal.  @when names the check.
  */
 bool check_no_leak(const struct leak_state *before, const char *when);
+
+/*
+ * Runs @fn in a child that is nobody, with no capability (bpf_jit_limit
+ * binds only there); @fn leaves its result in @res, @len bytes, which the
+ * child sends back.  0 with @res filled, or -EIO when the child could not
+ * get that far.  With @keep, the child then stays, holding what it made,
+ * and its pid goes to *@keep for the caller to kill; else it is reaped.
+ */
+int run_as_nobody(void (*fn)(void *res), void *res, size_t len, pid_t *keep);
 
 /* Fault injection (CONFIG_FAULT_INJECTION_DEBUG_FS): the attributes */
 #define FAULT_DIR	"/sys/kernel/debug/"

@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -101,41 +100,29 @@ static void test_invalid(void)
 	check_invariants("after the rejected loads");
 }
 
-/*
- * In a child that is nobody, with no capability: bpf_jit_limit binds
- * only there.  Returns what the load gave (0 loaded, or -errno) through
- * a pipe, or 1 when the child could not get that far.
- */
+static void load_classic(void *res)
+{
+	static const struct sock_filter ret0[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_IMM, 1), BPF_STMT(BPF_RET | BPF_K, 0),
+	};
+	int fd = attach_classic(ret0, 2);
+
+	*(int *)res = fd < 0 ? fd : 0;
+}
+
+static void load_ebpf(void *res)
+{
+	int fd = load_filter(50, 0);
+
+	*(int *)res = fd < 0 ? fd : 0;
+}
+
+/* What an unprivileged load gives: 0 loaded, -errno, or -EIO for no child. */
 static int unprivileged_load(bool classic)
 {
-	int p[2], res = 1;
-	pid_t pid;
+	int res, err = run_as_nobody(classic ? load_classic : load_ebpf, &res, sizeof(res), NULL);
 
-	if (pipe(p))
-		return 1;
-	pid = fork();
-	if (!pid) {
-		static const struct sock_filter ret0[] = {
-			BPF_STMT(BPF_LD | BPF_W | BPF_IMM, 1), BPF_STMT(BPF_RET | BPF_K, 0),
-		};
-		int fd;
-
-		close(p[0]);
-		if (setgid(NOBODY) || setuid(NOBODY))
-			_exit(1);
-		fd = classic ? attach_classic(ret0, 2) : load_filter(50, 0);
-		res = fd < 0 ? fd : 0;
-		if (write(p[1], &res, sizeof(res)) != sizeof(res))
-			_exit(1);
-		_exit(0);
-	}
-	close(p[1]);
-	if (pid < 0 || read(p[0], &res, sizeof(res)) != sizeof(res))
-		res = 1;
-	close(p[0]);
-	if (pid > 0)
-		waitpid(pid, NULL, 0);
-	return res;
+	return err ?: res;
 }
 
 static void test_jit_limit(void)

@@ -60,30 +60,23 @@ static struct sock_filter *big_filter(void)
 	return f;
 }
 
-/*
- * The child, as nobody with no capability: attaches filters until one is
- * refused, reports, and keeps them until it is killed.
- */
-static void fill_as_nobody(int report)
+/* As nobody: attaches filters until one is refused; they stay while the child lives. */
+static void fill(void *res)
 {
 	struct sock_filter *f = big_filter();
-	struct fill_result r = { 0, -ENOMEM };
+	struct fill_result *r = res;
 	int fd;
 
-	if (!f || setgid(NOBODY) || setuid(NOBODY))
-		_exit(1);
-	while (r.filters < MAX_FILTERS) {
+	r->filters = 0;
+	r->err = -ENOMEM;
+	while (f && r->filters < MAX_FILTERS) {
 		fd = attach_classic(f, FILTER_LEN);
 		if (fd < 0) {
-			r.err = fd;
+			r->err = fd;
 			break;
 		}
-		r.filters++;
+		r->filters++;
 	}
-	if (write(report, &r, sizeof(r)) != sizeof(r))
-		_exit(1);
-	for (;;)
-		pause();
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -139,7 +132,7 @@ static void test_full_budget(void)
 	struct pack_stats *st = calloc(1, sizeof(*st));
 	uint64_t get_vm_area = kallsyms_addr("__get_vm_area_caller");
 	bool reserved = false;
-	int p[2], err;
+	int err;
 	pid_t pid = -1;
 	double t;
 
@@ -164,19 +157,10 @@ static void test_full_budget(void)
 	snprintf(text, sizeof(text), "%lld", before.jit_charged + (LEAVE_MB << 20) / 2);
 	if (!ASSERT_OK(write_file(JIT_LIMIT, text), "bpf_jit_limit: half of what is left"))
 		goto out;
-	if (!ASSERT_OK(pipe(p), "pipe"))
-		goto out;
 
 	t = now_ms();
-	pid = fork();
-	if (!pid) {
-		close(p[0]);
-		fill_as_nobody(p[1]);
-	}
-	close(p[1]);
-	err = read(p[0], &r, sizeof(r)) == sizeof(r) ? 0 : -EIO;
-	close(p[0]);
-	if (!ASSERT_GE(pid, 0, "fork") || !ASSERT_OK(err, "the filling child reports"))
+	err = run_as_nobody(fill, &r, sizeof(r), &pid);
+	if (!ASSERT_OK(err, "the filling child reports"))
 		goto out;
 	printf("nobody attached %d filters of %d instructions in %.0f s; the next gave %d (%s)\n",
 	       r.filters, FILTER_LEN, (now_ms() - t) / 1000, r.err, strerror(-r.err));
