@@ -56,8 +56,9 @@ help:
 	@echo 'Targets:'
 	@echo '  make             build both kernels, boot each with the churn demo, print the table'
 	@echo '  make test        host tests, the guest suite on the patched kernel (normal and'
-	@echo '                   nohugevmalloc boots), the trampoline tests single-threaded'
-	@echo '                   (make test-tramp), and the harness checking itself'
+	@echo '                   nohugevmalloc boots), the trampoline and struct_ops tests with'
+	@echo '                   retpolines and return thunks on (make test-tramp; TRAMP_KERNEL=base'
+	@echo '                   for the unpatched kernel), and the harness checking itself'
 	@echo '  make kernel      $(B)/patched/bzImage (series applied) and $(B)/base/bzImage'
 	@echo '  make deps        apt-get install what is missing'
 	@echo '  make check-series  apply the series a patch at a time, building each step'
@@ -71,7 +72,8 @@ help:
 	@echo '  make test-debug  the guest suite on a KASAN, lockdep, DEBUG_VM, kmemleak kernel'
 	@echo '                   (~40 min; CI runs it when guest/debug-tested is out of date)'
 	@echo '  make bench       base, patched and the Debian binary kernel side by side: churn, scale to'
-	@echo '                   100k programs, random churn, timed in guest instructions (icount);'
+	@echo '                   100k programs, random churn, trampoline attach/detach, timed in'
+	@echo '                   guest instructions (icount);'
 	@echo '                   $(B)/bench/report.md, *.csv, *.svg (~15 min)'
 	@echo '  make clean       remove $(B)/'
 	@echo 'Variables:'
@@ -269,14 +271,21 @@ test-nohuge: $(B)/patched/initramfs.cpio
 	$(Q)$(call guest_run,patched,guest-nohuge,nohugevmalloc $(runner_cmd))
 	$(Q)guest/check-log.sh $(B)/logs/guest-nohuge.log runner
 
-# Trampolines attached while other vCPUs run the traced code.  QEMU's
-# multi-threaded TCG does not honour cross-modifying code (the unpatched
-# kernel oopses in int3 there), so this boot is single-threaded TCG.
-TRAMP_TESTS := tramp_correct
-test-tramp: $(B)/patched/initramfs.cpio
-	$(call stage,trampoline tests on the patched kernel (single-threaded TCG))
-	$(Q)TCG_THREAD=single $(call guest_run,patched,tramp-patched,guest_cmd=runner$(,)-t$(,)$(TRAMP_TESTS))
-	$(Q)guest/check-log.sh $(B)/logs/tramp-patched.log runner
+# The trampoline and struct_ops tests once more, on an AMD Zen guest (EPYC)
+# booted with spectre_v2=retpoline: retpolines and return thunks on (the
+# mitigations test asserts it), so that code encoding a wrong address for a
+# thunk crashes.  Trampolines are attached while other vCPUs run the traced
+# code: QEMU's multi-threaded TCG does not honour cross-modifying code (the
+# unpatched kernel oopses in int3 there), so this boot is single-threaded.
+# TRAMP_KERNEL=base runs them on the unpatched kernel, where the direct map
+# is only printed (-v shows it).
+TRAMP_TESTS := mitigations tramp_correct tramp_churn struct_ops
+TRAMP_KERNEL := patched
+test-tramp: $(B)/$(TRAMP_KERNEL)/initramfs.cpio
+	$(call stage,trampoline and struct_ops tests on $(TRAMP_KERNEL) with retpolines and return thunks (EPYC$(,) single-threaded TCG))
+	$(Q)CPU=EPYC TCG_THREAD=single $(call guest_run,$(TRAMP_KERNEL),tramp-$(TRAMP_KERNEL),spectre_v2=retpoline \
+		guest_cmd=runner$(shell printf ',-t,%s' $(TRAMP_TESTS) && printf ',%s' -a expect-thunks $(RUNNER_ARGS)))
+	$(Q)guest/check-log.sh $(B)/logs/tramp-$(TRAMP_KERNEL).log runner
 
 # The harness must call a broken test, a kernel panic and a hung guest failures.
 test-harness: $(B)/patched/initramfs.cpio

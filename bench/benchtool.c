@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The guest side of `make bench`: four workloads on whatever kernel booted,
+ * The guest side of `make bench`: five workloads on whatever kernel booted,
  * each bracketed by snapshots of the direct map, printed as "B <kind> k=v ..."
  * lines for bench/report.py.  A value the kernel cannot give is -1 (n/a).
  *
  *   benchtool [-n churn count] [-r rounds] [-S scale target] [-L live target]
- *             [-T random steps] [-s seed] [-w workloads: c,r,m,s]
+ *             [-T random steps] [-s seed] [-F traced functions]
+ *             [-w workloads: c,r,m,s,t]
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +17,9 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
 
 #include "churn.h"
 #include "packstats.h"
@@ -127,6 +131,15 @@ static double now_us(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+/* CPU time this thread has used, in us: a syscall's work without its waits. */
+static double cpu_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
@@ -471,14 +484,118 @@ static int scale(unsigned int target, unsigned int seed)
 	return 0;
 }
 
+/* --- trampolines: attach/detach churn ------------------------------------ */
+static int compare_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * @nfuncs fentry programs ("r0 = 0; exit"), one on each of the first
+ * syscall entry points, by name, that the kernel lets one attach to; then
+ * @rounds rounds of attaching and detaching each, each timed: an attach
+ * builds a trampoline (sizes, allocates, writes and protects its image)
+ * and has ftrace call it; a detach has ftrace stop calling it, and waits
+ * for what ftrace waits for.  The image is freed later, after RCU.  Both
+ * wait for timer ticks (ftrace's and RCU's grace periods), which the
+ * instruction clock skips to, so an attach is also timed by the CPU time
+ * it takes: its work without the waits.
+ */
+static int tramp(unsigned int nfuncs, unsigned int rounds)
+{
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	struct btf *btf = btf__load_vmlinux_btf();
+	unsigned int i, r, n = 0, nnames = 0, k = 0;
+	size_t cap = (size_t)nfuncs * rounds;
+	double *att = calloc(cap, sizeof(*att)), *det = calloc(cap, sizeof(*det));
+	double *cpu = calloc(cap, sizeof(*cpu)), *tot = calloc(cap, sizeof(*tot)), p50, p99, s, c;
+	int *progs = calloc(nfuncs, sizeof(*progs)), id, link, err = 0;
+	long base_live = count_live_progs();
+	const char **names;
+	char tag[32];
+
+	if (!btf || !att || !det || !cpu || !tot || !progs)
+		return -ENOMEM;
+	names = calloc(btf__type_cnt(btf), sizeof(*names));
+	for (id = 1; id < (int)btf__type_cnt(btf); id++) {
+		const struct btf_type *t = btf__type_by_id(btf, id);
+		const char *name = btf__name_by_offset(btf, t->name_off);
+
+		if (btf_is_func(t) && !strncmp(name, "__x64_sys_", 10))
+			names[nnames++] = name;
+	}
+	qsort(names, nnames, sizeof(*names), compare_str);
+	for (i = 0; i < nnames && n < nfuncs; i++) {
+		LIBBPF_OPTS(bpf_prog_load_opts, o, .expected_attach_type = BPF_TRACE_FENTRY,
+			    .attach_btf_id = btf__find_by_name_kind(btf, names[i], BTF_KIND_FUNC));
+
+		progs[n] = bpf_prog_load(BPF_PROG_TYPE_TRACING, "tramp", "GPL", insns, 2, &o);
+		if (progs[n] >= 0)
+			n++;
+	}
+	settle(base_live + n, 20000);
+	/* from here on, only trampolines come and go */
+	snap("tramp", "before", base_live + n);
+	for (r = 1; r <= rounds && !err; r++) {
+		for (i = 0; i < n; i++) {
+			s = now_us();
+			c = cpu_us();
+			link = bpf_link_create(progs[i], 0, BPF_TRACE_FENTRY, NULL);
+			if (link < 0 && r == 1) {	/* a function ftrace cannot patch */
+				close(progs[i]);
+				progs[i--] = progs[--n];
+				continue;
+			}
+			if (link < 0) {
+				err = -errno;
+				printf("B error wl=tramp round=%u err=%d\n", r, err);
+				break;
+			}
+			cpu[k] = cpu_us() - c;
+			att[k] = now_us() - s;
+			s = now_us();
+			close(link);
+			det[k] = now_us() - s;
+			tot[k] = att[k] + det[k];
+			k++;
+		}
+		snprintf(tag, sizeof(tag), "round %u/%u done", r, rounds);
+		progress("tramp", tag);
+	}
+	printf("B tramp functions=%u candidates=%u\n", n, nnames);
+	settle(base_live + n, 20000);
+	snap("tramp", "after", base_live + n);
+	for (i = 0; i < n; i++)
+		close(progs[i]);
+	pctl(att, k, &p50, &p99);
+	printf("B lat wl=tramp_attach n=%u p50=%.1f p99=%.1f\n", k, p50, p99);
+	pctl(cpu, k, &p50, &p99);
+	printf("B lat wl=tramp_attach_cpu n=%u p50=%.1f p99=%.1f\n", k, p50, p99);
+	pctl(det, k, &p50, &p99);
+	printf("B lat wl=tramp_detach n=%u p50=%.1f p99=%.1f\n", k, p50, p99);
+	pctl(tot, k, &p50, &p99);
+	printf("B lat wl=tramp n=%u p50=%.1f p99=%.1f\n", k, p50, p99);
+	free(names);
+	free(att);
+	free(cpu);
+	free(tot);
+	free(det);
+	free(progs);
+	btf__free(btf);
+	return err;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned int n = 5000, rounds = 8, starget = 100000, ltarget = 10000, steps = 30000;
-	unsigned int seed = 1;
-	const char *wls = "c,r,m,s";
+	unsigned int seed = 1, nfuncs = 200;
+	const char *wls = "c,r,m,s,t";
 	int c, err = 0;
 
-	while ((c = getopt(argc, argv, "n:r:S:L:T:s:w:h")) != -1) {
+	while ((c = getopt(argc, argv, "n:r:S:L:T:s:F:w:h")) != -1) {
 		switch (c) {
 		case 'n': n = atoi(optarg); break;
 		case 'r': rounds = atoi(optarg); break;
@@ -486,10 +603,12 @@ int main(int argc, char **argv)
 		case 'L': ltarget = atoi(optarg); break;
 		case 'T': steps = atoi(optarg); break;
 		case 's': seed = atoi(optarg); break;
+		case 'F': nfuncs = atoi(optarg); break;
 		case 'w': wls = optarg; break;
 		default:
 			fprintf(stderr, "usage: %s [-n churn programs] [-r rounds] [-S scale target] "
-				"[-L random live target] [-T random steps] [-s seed] [-w c,r,m,s]\n",
+				"[-L random live target] [-T random steps] [-s seed] "
+				"[-F traced functions] [-w c,r,m,s,t]\n",
 				argv[0]);
 			return c == 'h' ? 0 : 2;
 		}
@@ -497,8 +616,8 @@ int main(int argc, char **argv)
 	t0 = now_ms();
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	raise_nofile(2 * (n > ltarget ? n : ltarget) + 256);
-	printf("B config n=%u rounds=%u scale=%u live=%u steps=%u seed=%u\n", n, rounds,
-	       starget, ltarget, steps, seed);
+	printf("B config n=%u rounds=%u scale=%u live=%u steps=%u seed=%u functions=%u\n", n,
+	       rounds, starget, ltarget, steps, seed, nfuncs);
 	jit_quiesce(5000);
 	if (strchr(wls, 'c')) {
 		progress("churn", "start");
@@ -515,6 +634,10 @@ int main(int argc, char **argv)
 	if (strchr(wls, 's')) {
 		progress("scale", "start");
 		err = scale(starget, seed) ?: err;
+	}
+	if (strchr(wls, 't')) {
+		progress("tramp", "start");
+		err = tramp(nfuncs, rounds) ?: err;
 	}
 	printf("B done err=%d elapsed_s=%.0f\n", err, (now_ms() - t0) / 1e3);
 	return err ? 1 : 0;

@@ -40,6 +40,7 @@ def kv(words):
 
 def parse(path):
     r = {"snap": {}, "churn": {}, "lat": {}, "random": [], "mixed": [], "scale": [], "mark": {},
+         "tramp": {},
          "marklat": {}, "prof": {}, "done": None, "errors": [], "profiler": None, "launcher": ""}
     with open(path, errors="replace") as f:
         for line in f:
@@ -69,6 +70,8 @@ def parse(path):
                 o = fns.get(d["fn"])
                 if d["hits"] and (not o or d["us"] / d["hits"] < o["us"] / o["hits"]):
                     fns[d["fn"]] = d
+            elif kind == "tramp":
+                r["tramp"] = d
             elif kind == "profiler":
                 r["profiler"] = d
             elif kind == "done":
@@ -174,7 +177,8 @@ def main():
     P(f"- workloads: `benchtool {cfg.split(' ', 2)[2].strip() if cfg else '?'}` "
       "(churn: n programs of 2-400 insns x rounds; random: seeded loads/frees around a live "
       "target, 2-400 insns; mixed: the same with 1 program in 8 of 400-2400 insns; "
-      "scale: 2-60 insn programs up to the target)")
+      "scale: 2-60 insn programs up to the target; tramp: fentry attach/detach on syscall entry "
+      "points, rounds as churn's)")
     P("- n/a: the kernel cannot give it (the distro kernel has no PTDUMP_DEBUGFS and no "
       "FUNCTION_PROFILER). Packs: `/sys/kernel/debug/bpf/prog_pack` on patched, 2 MiB "
       "`module_alloc` areas in `/proc/vmallocinfo` on base and distro.")
@@ -383,6 +387,30 @@ def main():
               (ratio(m["patched"], m["base"]) if len(tk) == 2 else "n/a") +
               f" | {by_load(name) or 'n/a'} |")
 
+    # --- trampolines ---
+    tr = lambda r: r["snap"].get(("tramp", "after"))
+    if any(tr(R[k]) for k in kernels):
+        tf = next((R[k]["tramp"] for k in kernels if R[k]["tramp"]), {})
+        table(f"trampolines ({tf.get('functions', '?')} fentry programs, one a syscall entry "
+              "point, each attached and detached every round; counters after loading them and "
+              "after the last detach)", [
+            ("direct-map splits (l2+l3)", lambda r: splits(r, "tramp", "after"), "{:+,}"),
+            ("DirectMap4k delta, kB", lambda r: delta(r, "tramp", "after", "dm4k"), "{:+,}"),
+            ("ptdump direct-map 4K entries, delta", lambda r: delta(r, "tramp", "after", "dmap4k"), "{:+,}"),
+            ("us per attach, p50", lambda r: r["lat"].get("tramp_attach", {}).get("p50"), "{:.0f}"),
+            ("us per attach, p99", lambda r: r["lat"].get("tramp_attach", {}).get("p99"), "{:.0f}"),
+            ("us of CPU per attach, p50", lambda r: r["lat"].get("tramp_attach_cpu", {}).get("p50"), "{:.1f}"),
+            ("us of CPU per attach, p99", lambda r: r["lat"].get("tramp_attach_cpu", {}).get("p99"), "{:.1f}"),
+            ("us per detach, p50", lambda r: r["lat"].get("tramp_detach", {}).get("p50"), "{:.0f}"),
+            ("us per detach, p99", lambda r: r["lat"].get("tramp_detach", {}).get("p99"), "{:.0f}"),
+            ("us per attach+detach, p50", lambda r: r["lat"].get("tramp", {}).get("p50"), "{:.0f}"),
+            ("us per attach+detach, p99", lambda r: r["lat"].get("tramp", {}).get("p99"), "{:.0f}"),
+        ], "An attach sizes, allocates, writes and protects a trampoline image and has ftrace "
+           "call it; a detach has ftrace stop calling it and waits as ftrace does (the image is "
+           "freed later, after RCU). Both wait for timer ticks, which the instruction clock "
+           "skips to, so their times are whole ticks on every kernel; the CPU time of the "
+           "attaching thread is the attach's own work, the size pass included.")
+
     # --- targets ---
     P("\n### targets (patched)\n")
     T = []
@@ -395,8 +423,20 @@ def main():
             s, d = splits(p, wl, tag), delta(p, wl, tag, "dm4k")
             if s is None or d is None or s != 0 or d != 0:
                 bad.append(f"{wl}/{tag}: splits {na(s, '{:+}')}, DirectMap4k {na(d, '{:+}')} kB")
+        if tr(p):
+            s, d = splits(p, "tramp", "after"), delta(p, "tramp", "after", "dm4k")
+            if s is None or d is None or s != 0 or d != 0:
+                bad.append(f"tramp: splits {na(s, '{:+}')}, DirectMap4k {na(d, '{:+}')} kB")
         T.append(("splits 0 and DirectMap4k delta 0 in every workload", not bad,
-                  "; ".join(bad) or f"0 and 0 in churn, {', '.join(rwls)} (peak, after) and scale (peak, after)"))
+                  "; ".join(bad) or f"0 and 0 in churn, {', '.join(rwls)} (peak, after), scale (peak, "
+                  f"after){' and trampolines' if tr(p) else ''}"))
+        if has("base") and tr(p) and tr(R["base"]):
+            for wl, op in (("tramp", "attach+detach"), ("tramp_attach_cpu", "attach CPU time")):
+                pl, bl = (R[k]["lat"].get(wl, {}) for k in ("patched", "base"))
+                for q in ("p50", "p99"):
+                    if pl.get(q) and bl.get(q):
+                        T.append((f"trampoline {op} {q} <= base", pl[q] <= bl[q],
+                                  f"{pl[q]:.0f} vs {bl[q]:.0f} us ({100 * (pl[q] / bl[q] - 1):+.1f}%)"))
         samples = [(s, ent(s)) for wl in rwls for s in p[wl] if ent(s) is not None and s["pack_bytes"] >= 0]
         pk_s, pk_b = p["snap"].get(("scale", "peak")), p["snap"].get(("scale", "before"))
         if pk_s and pk_b and text_entries(pk_s) is not None:

@@ -14,7 +14,7 @@ struct bpf_binary_header *prog_alloc(u32 size, bool classic)
 
 void prog_free(struct bpf_binary_header *hdr)
 {
-	bpf_prog_pack_free(hdr);
+	bpf_prog_pack_free(hdr, hdr->size);
 }
 
 unsigned int prog_chunks(u32 size)

@@ -73,6 +73,16 @@ unsigned long pack_oversized_bytes(void)
 	return oversized_bytes;
 }
 
+unsigned long pack_image_count(void)
+{
+	return image_count;
+}
+
+unsigned long pack_image_bytes(void)
+{
+	return image_bytes;
+}
+
 void pack_pred_flush(void (*flush)(void))
 {
 	shim_call_bpf_arch_pred_flush = flush ?: shim_nop;

@@ -26,6 +26,9 @@ int pack_index_of(const void *addr);
 unsigned long pack_fallback_count(void);
 unsigned long pack_oversized_count(void);
 unsigned long pack_oversized_bytes(void);
+/* trampoline and struct_ops images: how many, and their chunks' bytes */
+unsigned long pack_image_count(void);
+unsigned long pack_image_bytes(void);
 /* Turns the predictor-flush steering on with @flush as the flush, or off. */
 void pack_pred_flush(void (*flush)(void));
 

@@ -7,8 +7,9 @@
 # The tree is built as it comes, then again after each patch of
 # patches/series.  Built at each step: the directories that hold what the
 # series changes or what includes the headers it changes (kernel/bpf,
-# kernel/module, mm, the architecture's mm (ptdump, set_memory) and net
-# (the BPF JIT)) and the architecture's module loader.  A step fails on an
+# kernel/module, mm, net/bpf (the dummy_ops test image), the
+# architecture's mm (ptdump, set_memory) and net (the BPF JIT)) and the
+# architecture's module loader.  A step fails on an
 # error or a warning, naming the architecture, the patch and the log; the
 # last line counts the builds (architectures x steps) that passed.
 # Environment: JOBS (3).
@@ -51,7 +52,7 @@ build_step() {
 	for a in $arches; do
 		arch=${a%%:*}
 		log=$work/logs/step$step-$arch.log
-		targets="kernel/bpf/ kernel/module/ mm/ arch/$arch/mm/ arch/$arch/net/ arch/$arch/kernel/module.o"
+		targets="kernel/bpf/ kernel/module/ mm/ net/bpf/ arch/$arch/mm/ arch/$arch/net/ arch/$arch/kernel/module.o"
 		if ! kmake "$a" -j"$jobs" $targets >"$log" 2>&1; then
 			tail -n 20 "$log"
 			echo "cross: $arch, step $step ($name), does not build: $log"

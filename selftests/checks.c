@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "checks.h"
+#include "lib/churn.h"
 #include "lib/kcore.h"
 #include "lib/progs.h"
 #include "lib/ptdump.h"
@@ -198,6 +199,7 @@ int leak_state_read(struct leak_state *s)
 		s->packs = st.packs;
 		s->bytes_in_use = st.bytes_in_use;
 		s->oversized = st.oversized;
+		s->images = st.images;
 		packstats_free(&st);
 	}
 	s->exec_areas = count_exec_areas(false);
@@ -209,7 +211,8 @@ int leak_state_read(struct leak_state *s)
 static bool leak_state_eq(const struct leak_state *a, const struct leak_state *b)
 {
 	return a->progs == b->progs && a->packs == b->packs && a->bytes_in_use == b->bytes_in_use &&
-	       a->oversized == b->oversized && a->exec_areas == b->exec_areas &&
+	       a->oversized == b->oversized && a->images == b->images &&
+	       a->exec_areas == b->exec_areas &&
 	       a->jit_charged == b->jit_charged;
 }
 
@@ -231,12 +234,57 @@ bool check_no_leak(const struct leak_state *before, const char *when)
 	ok &= ASSERT_EQ(now.packs, before->packs, "packs");
 	ok &= ASSERT_EQ(now.bytes_in_use, before->bytes_in_use, "bytes in packs");
 	ok &= ASSERT_EQ(now.oversized, before->oversized, "programs larger than a pack");
+	ok &= ASSERT_EQ(now.images, before->images, "trampoline and struct_ops images in packs");
 	if (!ASSERT_EQ(now.exec_areas, before->exec_areas, "module-range areas in /proc/vmallocinfo")) {
 		count_exec_areas(true);
 		ok = false;
 	}
 	ok &= ASSERT_EQ(now.jit_charged, before->jit_charged, "JIT budget charged (bpf_jit_current)");
 	return ok;
+}
+
+bool check_images(const struct leak_state *base, long long n, struct pack_stats *st,
+		  const char *when)
+{
+	double deadline = now_ms() + SETTLE_MS;
+	struct leak_state now;
+	bool ok = true;
+
+	for (;;) {
+		if (!ASSERT_OK(packstats_read(st), "pack statistics"))
+			return false;
+		if (st->images == base->images + n || now_ms() > deadline)
+			break;
+		packstats_free(st);
+		usleep(50 * 1000);
+	}
+	ok &= ASSERT_EQ(st->images - base->images, n, "images in packs");
+	if (ASSERT_OK(leak_state_read(&now), "leak state"))
+		ok &= ASSERT_EQ(now.jit_charged - base->jit_charged,
+				st->bytes_in_use - base->bytes_in_use,
+				"the JIT budget charged what the packs hold");
+	check_all_packs(st, when);
+	return ok;
+}
+
+void check_direct_map(const struct mem_snapshot *before)
+{
+	struct mem_snapshot after;
+
+	if (!ASSERT_OK(snapshot_take(&after), "snapshot after"))
+		return;
+	printf("direct map: splits %lld+%lld -> %lld+%lld, DirectMap4k %lld -> %lld kB, "
+	       "4K entries %llu -> %llu\n", before->l2_splits, before->l3_splits,
+	       after.l2_splits, after.l3_splits, before->dm4k_kb, after.dm4k_kb,
+	       (unsigned long long)pt_entries(&before->direct, PT_4K),
+	       (unsigned long long)pt_entries(&after.direct, PT_4K));
+	if (!packstats_available() || !expect_huge_vmalloc(test__args()))
+		return;
+	ASSERT_EQ(after.l2_splits, before->l2_splits, "direct_map_level2_splits delta");
+	ASSERT_EQ(after.l3_splits, before->l3_splits, "direct_map_level3_splits delta");
+	ASSERT_EQ(after.dm4k_kb, before->dm4k_kb, "DirectMap4k");
+	ASSERT_EQ(pt_entries(&after.direct, PT_4K), pt_entries(&before->direct, PT_4K),
+		  "4K direct-map entries (ptdump)");
 }
 
 bool fault_available(const char *attr)

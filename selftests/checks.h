@@ -42,12 +42,13 @@ void check_invariants(const char *when);
 
 /*
  * What a failed or finished load must give back: live programs, packs,
- * bytes in packs, programs larger than a pack, areas in the module range
- * in /proc/vmallocinfo, and the JIT budget charged (bpf_jit_current).
+ * bytes in packs, programs larger than a pack, images (trampolines,
+ * struct_ops) in packs, areas in the module range in /proc/vmallocinfo,
+ * and the JIT budget charged (bpf_jit_current).
  */
 struct leak_state {
 	int progs;
-	long long packs, bytes_in_use, oversized;
+	long long packs, bytes_in_use, oversized, images;
 	int exec_areas;
 	long long jit_charged;
 };
@@ -60,6 +61,25 @@ int leak_state_read(struct leak_state *s);
  * @before again, then asserts every field equal.  @when names the check.
  */
 bool check_no_leak(const struct leak_state *before, const char *when);
+
+/*
+ * With @n images (trampolines, struct_ops) live beyond @base: waits (up to
+ * SETTLE_MS, for deferred frees of earlier ones) until the packs count
+ * that many, then asserts it, that the JIT budget charged beyond @base is
+ * what the packs hold beyond it, and check_all_packs().  The statistics
+ * are left in @st for the caller, who frees them, unless it returns false
+ * before reading them.  Only on a kernel with pack statistics.
+ */
+bool check_images(const struct leak_state *base, long long n, struct pack_stats *st,
+		  const char *when);
+
+struct mem_snapshot;
+/*
+ * Since @before: no direct-map split, DirectMap4k and ptdump's 4K
+ * direct-map entries unchanged, asserted where packs are huge (the patched
+ * kernel booted without nohugevmalloc), printed everywhere.
+ */
+void check_direct_map(const struct mem_snapshot *before);
 
 /*
  * Runs @fn in a child that is nobody, with no capability (bpf_jit_limit

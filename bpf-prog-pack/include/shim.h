@@ -25,6 +25,7 @@ typedef uint64_t u64;
 
 #define __init
 #define late_initcall(fn)
+#define pure_initcall(fn) static void __attribute__((constructor)) fn##_ctor(void) { fn(); }
 
 #define PAGE_SHIFT	12
 #define PAGE_SIZE	(1UL << PAGE_SHIFT)
@@ -174,6 +175,7 @@ void shim_warn(const char *file, int line, const char *fmt, ...);
 		shim_warn(__FILE__, __LINE__, fmt);				\
 	__c;									\
 })
+#define WARN_ON_ONCE(cond) WARN_ONCE(cond, "%s", #cond)
 #define pr_warn_once(fmt...) shim_warn(__FILE__, __LINE__, fmt)
 
 /* --- jump_label.h, static_call.h ------------------------------------- */
@@ -246,7 +248,9 @@ struct bpf_binary_header {
 };
 typedef void (*bpf_jit_fill_hole_t)(void *area, unsigned int size);
 void *bpf_prog_pack_alloc(u32 size, bpf_jit_fill_hole_t bpf_fill_ill_insns, bool was_classic);
-void bpf_prog_pack_free(struct bpf_binary_header *hdr);
+void bpf_prog_pack_free(void *ptr, u32 size);
+void *bpf_image_pack_alloc(u32 size, bpf_jit_fill_hole_t bpf_fill_ill_insns);
+void bpf_image_pack_free(void *ptr, u32 size);
 int bpf_arch_text_invalidate(void *dst, size_t len);
 
 /* --- hooks for the tests --------------------------------------------- */

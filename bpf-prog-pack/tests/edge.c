@@ -75,12 +75,42 @@ static void test_failures(void)
 	ASSERT_TRUE(pack_idle(), "nothing left");
 }
 
+/*
+ * Trampoline and struct_ops images: chunks of the packs programs use,
+ * counted apart from programs, freed by address and size back to traps;
+ * one larger than a page is refused with a warning.
+ */
+static void test_images(void)
+{
+	struct bpf_binary_header *p = prog_alloc(256, false);
+	void *img = bpf_image_pack_alloc(200, shim_fill_trap);
+
+	if (!ASSERT_TRUE(p && img, "a program and an image")) {
+		prog_free(p);
+		return;
+	}
+	ASSERT_EQ(pack_nr(), 1, "in one pack");
+	ASSERT_EQ(pack_image_count(), 1, "one image counted");
+	ASSERT_EQ(pack_image_bytes(), 256, "its whole chunks");
+	shim_text_copy(img, "\x90\x90\xc3", 3);	/* written as the JIT writes */
+	bpf_image_pack_free(img, 200);
+	ASSERT_TRUE(all_trap(img, 256), "traps again");
+	ASSERT_EQ(pack_image_count(), 0, "no image counted");
+	ASSERT_EQ(pack_image_bytes(), 0, "no image bytes");
+	ASSERT_EQ(pack_nr(), 1, "the program's pack stays");
+	ASSERT_FALSE(bpf_image_pack_alloc(PAGE_SIZE + 1, shim_fill_trap), "larger than a page");
+	ASSERT_EQ(shim.warnings, 1, "warned");
+	shim.warnings = 0;
+	prog_free(p);
+}
+
 void test_edge(void)
 {
 	static const struct pack_case cases[] = {
 		{ "oversized", test_oversized },
 		{ "fallback", test_fallback },
 		{ "failures", test_failures },
+		{ "images", test_images },
 	};
 	run_pack_cases(cases, sizeof(cases) / sizeof(cases[0]), NULL);
 }

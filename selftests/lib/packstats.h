@@ -22,6 +22,8 @@ struct pack_info {
 
 struct pack_stats {
 	long long packs, huge_packs, fallbacks, oversized, bytes_in_use, chunk_size, pack_size;
+	/* trampoline, struct_ops and dispatcher images: their number, their chunks' bytes */
+	long long images, image_bytes;
 	int npacks;
 	struct pack_info pack[PACK_MAX];
 };

@@ -58,7 +58,7 @@ static void build_prog(void)
 struct fault_log {
 	int kmsg;
 	char attr[32];		/* the attribute of the last fault seen */
-	bool in_pack;		/* its stack went through bpf_prog_pack_alloc() */
+	bool in_pack;		/* its stack went through the pack allocator */
 };
 
 /* Reads the log up to now: which fault was injected, and where. */
@@ -73,7 +73,8 @@ static void read_fault(struct fault_log *fl)
 		p = strstr(line, "FAULT_INJECTION: forcing a failure");
 		if (p && (p = strstr(p, "name ")))
 			sscanf(p, "name %31[^,]", fl->attr);
-		if (fl->attr[0] && strstr(line, "bpf_prog_pack_alloc"))
+		/* bpf_prog_pack_alloc(), or the pack_alloc() it may tail-call */
+		if (fl->attr[0] && strstr(line, "pack_alloc+"))
 			fl->in_pack = true;
 	}
 }
@@ -162,14 +163,14 @@ static void sweep(void)
 			failed++;
 			if (!ASSERT_TRUE(errno_clean(fd), "clean errno")) {
 				printf("fault %d (%s%s): load returned %d (%s)\n", nth, fl.attr,
-				       fl.in_pack ? ", in bpf_prog_pack_alloc" : "", fd,
+				       fl.in_pack ? ", in the pack allocator" : "", fd,
 				       strerror(-fd));
 				break;
 			}
 		}
 		if (test__verbose())
 			printf("fault %d: %s%s, load %d\n", nth, fl.attr[0] ? fl.attr : "silent",
-			       fl.in_pack ? " in bpf_prog_pack_alloc" : "", fd);
+			       fl.in_pack ? " in the pack allocator" : "", fd);
 		if (!check_no_leak(&before, "after the fault"))
 			break;
 		/* and service goes on */

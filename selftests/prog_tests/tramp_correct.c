@@ -8,6 +8,7 @@
  *                        and the return value
  *   fmod_ret             fmod_ret leaves the function alone when it
  *                        returns 0, and replaces its result otherwise
+ *   sleepable            a sleepable fexit (fexit.s) sees the result
  *   attach_while_called  threads call the traced functions while the main
  *                        thread attaches and detaches programs on them:
  *                        every call returns what it should, none crashes.
@@ -99,6 +100,19 @@ static void test_fmod_ret(struct tramp_correct *skel)
 	bpf_link__destroy(fmod);
 }
 
+static void test_sleepable(struct tramp_correct *skel)
+{
+	struct bpf_link *fexit = attach(skel->progs.fexit_sleepable, "attach fexit.s");
+	__u32 retval = 0;
+
+	/* the fmod_ret program's test run calls bpf_modify_return_test; it is not attached */
+	ASSERT_OK(test_run(skel->progs.fmod_ret_test, &retval), "test run");
+	ASSERT_EQ(retval, MODIFY_RETURN_UNTOUCHED, "the function ran, untouched");
+	ASSERT_EQ(skel->bss->sleepable_calls, 1, "the sleepable fexit ran once");
+	ASSERT_EQ(skel->bss->sleepable_ret, 4, "and saw the function's result");
+	bpf_link__destroy(fexit);
+}
+
 struct callers {
 	const struct bpf_program *prog;
 	atomic_bool stop;
@@ -162,6 +176,7 @@ static const struct {
 } subtests[] = {
 	{ "args", test_args },
 	{ "fmod_ret", test_fmod_ret },
+	{ "sleepable", test_sleepable },
 	{ "attach_while_called", test_attach_while_called },
 };
 

@@ -20,6 +20,8 @@ bool test3_args_ok, test2_seen_ok, test6_seen_ok;
 /* what fmod_ret returns: 0 lets bpf_modify_return_test() run */
 int fmod_ret_value;
 int fmod_ret_a, modify_return_ret;
+/* what the sleepable fexit saw: bpf_modify_return_test's result, its calls */
+int sleepable_ret, sleepable_calls;
 
 SEC("fentry/bpf_fentry_test1")
 int BPF_PROG(fentry_test1, int a)
@@ -63,5 +65,14 @@ SEC("fexit/bpf_modify_return_test")
 int BPF_PROG(fexit_modify_return, int a, int *b, int ret)
 {
 	modify_return_ret = ret;
+	return 0;
+}
+
+/* sleepable: runs under RCU tasks trace, may fault; on the error-injection list only */
+SEC("fexit.s/bpf_modify_return_test")
+int BPF_PROG(fexit_sleepable, int a, int *b, int ret)
+{
+	sleepable_ret = ret;
+	sleepable_calls++;
 	return 0;
 }
