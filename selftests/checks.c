@@ -247,9 +247,12 @@ bool check_images(const struct leak_state *base, long long n, struct pack_stats 
 		  const char *when)
 {
 	double deadline = now_ms() + SETTLE_MS;
+	struct pack_stats own, *keep = st;
 	struct leak_state now;
 	bool ok = true;
 
+	if (!st)
+		st = &own;
 	for (;;) {
 		if (!ASSERT_OK(packstats_read(st), "pack statistics"))
 			return false;
@@ -264,26 +267,31 @@ bool check_images(const struct leak_state *base, long long n, struct pack_stats 
 				st->bytes_in_use - base->bytes_in_use,
 				"the JIT budget charged what the packs hold");
 	check_all_packs(st, when);
+	if (!keep)
+		packstats_free(st);
 	return ok;
 }
 
-void check_direct_map(const struct mem_snapshot *before)
+void check_direct_map(const struct mem_snapshot *before, const struct mem_snapshot *after)
 {
-	struct mem_snapshot after;
+	struct mem_snapshot now;
 
-	if (!ASSERT_OK(snapshot_take(&after), "snapshot after"))
-		return;
+	if (!after) {
+		if (!ASSERT_OK(snapshot_take(&now), "snapshot after"))
+			return;
+		after = &now;
+	}
 	printf("direct map: splits %lld+%lld -> %lld+%lld, DirectMap4k %lld -> %lld kB, "
 	       "4K entries %llu -> %llu\n", before->l2_splits, before->l3_splits,
-	       after.l2_splits, after.l3_splits, before->dm4k_kb, after.dm4k_kb,
+	       after->l2_splits, after->l3_splits, before->dm4k_kb, after->dm4k_kb,
 	       (unsigned long long)pt_entries(&before->direct, PT_4K),
-	       (unsigned long long)pt_entries(&after.direct, PT_4K));
+	       (unsigned long long)pt_entries(&after->direct, PT_4K));
 	if (!packstats_available() || !expect_huge_vmalloc(test__args()))
 		return;
-	ASSERT_EQ(after.l2_splits, before->l2_splits, "direct_map_level2_splits delta");
-	ASSERT_EQ(after.l3_splits, before->l3_splits, "direct_map_level3_splits delta");
-	ASSERT_EQ(after.dm4k_kb, before->dm4k_kb, "DirectMap4k");
-	ASSERT_EQ(pt_entries(&after.direct, PT_4K), pt_entries(&before->direct, PT_4K),
+	ASSERT_EQ(after->l2_splits, before->l2_splits, "direct_map_level2_splits delta");
+	ASSERT_EQ(after->l3_splits, before->l3_splits, "direct_map_level3_splits delta");
+	ASSERT_EQ(after->dm4k_kb, before->dm4k_kb, "DirectMap4k");
+	ASSERT_EQ(pt_entries(&after->direct, PT_4K), pt_entries(&before->direct, PT_4K),
 		  "4K direct-map entries (ptdump)");
 }
 

@@ -66,20 +66,20 @@ bool check_no_leak(const struct leak_state *before, const char *when);
  * With @n images (trampolines, struct_ops) live beyond @base: waits (up to
  * SETTLE_MS, for deferred frees of earlier ones) until the packs count
  * that many, then asserts it, that the JIT budget charged beyond @base is
- * what the packs hold beyond it, and check_all_packs().  The statistics
- * are left in @st for the caller, who frees them, unless it returns false
- * before reading them.  Only on a kernel with pack statistics.
+ * what the packs hold beyond it, and check_all_packs().  With @st, the
+ * statistics are left there for the caller, who frees them, unless it
+ * returns false before reading them.  Only on a kernel with pack statistics.
  */
 bool check_images(const struct leak_state *base, long long n, struct pack_stats *st,
 		  const char *when);
 
 struct mem_snapshot;
 /*
- * Since @before: no direct-map split, DirectMap4k and ptdump's 4K
- * direct-map entries unchanged, asserted where packs are huge (the patched
- * kernel booted without nohugevmalloc), printed everywhere.
+ * From @before to @after (NULL: now): no direct-map split, DirectMap4k and
+ * ptdump's 4K direct-map entries unchanged, asserted where packs are huge
+ * (the patched kernel booted without nohugevmalloc), printed everywhere.
  */
-void check_direct_map(const struct mem_snapshot *before);
+void check_direct_map(const struct mem_snapshot *before, const struct mem_snapshot *after);
 
 /*
  * Runs @fn in a child that is nobody, with no capability (bpf_jit_limit

@@ -396,7 +396,7 @@ void test_tramp_churn(void)
 			continue;
 		subtests[i].run(&before);
 		check_invariants(subtests[i].name);
-		check_direct_map(&snap);
+		check_direct_map(&snap, NULL);
 	}
 	write_file(BPF_STATS, "0");
 out:
