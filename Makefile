@@ -48,7 +48,7 @@ kmake = $(MAKE) -C $(B)/$(1)/linux ARCH=x86_64 $(2) 2>&1 | tee -a $(B)/logs/buil
 	awk 'NR % 500 == 0 { printf "         ... %d lines of kernel build output\n", NR; fflush() }'
 guest_run = guest/run-qemu.sh $(B)/$(1)/bzImage $(B)/$(1)/initramfs.cpio $(B)/logs/$(2).log $(3)
 
-.PHONY: all deps deps-cross kernel check-series check-cross check-cross-if-changed check-style series-tree selftests demo test test-host test-pack test-guest test-nohuge test-tramp test-harness \
+.PHONY: all deps deps-cross kernel check-series check-cross check-cross-if-changed check-style series-tree selftests demo test test-host test-pack test-guest test-nohuge test-tramp test-upstream test-harness \
 	test-debug test-debug-if-changed initramfs bench help clean FORCE
 all: demo
 
@@ -58,7 +58,8 @@ help:
 	@echo '  make test        host tests, the guest suite on the patched kernel (normal and'
 	@echo '                   nohugevmalloc boots), the trampoline and struct_ops tests with'
 	@echo '                   retpolines and return thunks on (make test-tramp; TRAMP_KERNEL=base'
-	@echo '                   for the unpatched kernel), and the harness checking itself'
+	@echo '                   for the unpatched kernel), upstream'"'"'s test_progs on base and'
+	@echo '                   patched (make test-upstream), and the harness checking itself'
 	@echo '  make kernel      $(B)/patched/bzImage (series applied) and $(B)/base/bzImage'
 	@echo '  make deps        apt-get install what is missing'
 	@echo '  make check-series  apply the series a patch at a time, building each step'
@@ -68,6 +69,8 @@ help:
 	@echo '  make check-style   checkpatch --strict on the patches, kernel-doc on touched files'
 	@echo '  make series-tree   $(B)/series-tree/linux: a git tree with the series as commits'
 	@echo '  make test-guest  just the guest suite; RUNNER_ARGS="-t churn -v" picks tests'
+	@echo '  make test-upstream  upstream'"'"'s test_progs (selftests/upstream/tests) on base, then'
+	@echo '                   patched: patched must pass every test base passes'
 	@echo '  make test-pack   the pack allocator host tests (make -C bpf-prog-pack bench|fuzz)'
 	@echo '  make test-debug  the guest suite on a KASAN, lockdep, DEBUG_VM, kmemleak kernel'
 	@echo '                   (~40 min; CI runs it when guest/debug-tested is out of date)'
@@ -238,6 +241,26 @@ $(B)/%/initramfs.cpio: $(B)/%/kmod/.built $(GUEST_BINS) guest/init guest/initram
 
 initramfs: $(B)/patched/initramfs.cpio $(B)/base/initramfs.cpio
 
+# Upstream's test_progs (selftests/upstream/), built once from the patched
+# tree's tools/testing/selftests/bpf (the series does not touch tools/), so
+# base and patched run the same binary; bpf_testmod.ko is built for each.
+# Its files ride in a second cpio archive after the guest's own.
+UPSTREAM_TESTS := $(shell sed -e 's/\#.*//' -e '/^ *$$/d' selftests/upstream/tests)
+$(B)/test_progs/test_progs: FORCE $(B)/patched/bzImage | deps
+	$(Q)$(MAKE) -s -C selftests/upstream -j$(JOBS) TREE=$(CURDIR)/$(B)/patched/linux \
+		VMLINUX=$(CURDIR)/$(B)/patched/linux/vmlinux OUTPUT=$(CURDIR)/$(B)/test_progs V=$(V)
+
+$(B)/%/bpf_testmod/bpf_testmod.ko: $(B)/%/bzImage
+	$(call stage,build bpf_testmod.ko against the $* tree)
+	$(Q)$(MAKE) -s -C selftests/upstream bpf_testmod KDIR=$(CURDIR)/$(B)/$*/linux \
+		MOD_OUT=$(CURDIR)/$(B)/$*/bpf_testmod
+
+$(B)/%/initramfs-upstream.cpio: $(B)/%/initramfs.cpio $(B)/test_progs/test_progs \
+				 $(B)/%/bpf_testmod/bpf_testmod.ko
+	$(Q)MOD=$(CURDIR)/$(B)/$*/bpf_testmod $(B)/$*/linux/usr/gen_init_cpio \
+		$(B)/test_progs/initramfs.list | cat $< - > $@
+	$(Q)echo "  CPIO    $@ ($$(du -k $@ | cut -f1) kB)"
+
 # --- runs ----------------------------------------------------------------
 demo: $(B)/base/initramfs.cpio $(B)/patched/initramfs.cpio
 	$(call stage,churn demo on base: $(CHURN))
@@ -287,6 +310,20 @@ test-tramp: $(B)/$(TRAMP_KERNEL)/initramfs.cpio
 		guest_cmd=runner$(shell printf ',-t,%s' $(TRAMP_TESTS) && printf ',%s' -a expect-thunks $(RUNNER_ARGS)))
 	$(Q)guest/check-log.sh $(B)/logs/tramp-$(TRAMP_KERNEL).log runner
 
+# Upstream's test_progs on base, then on patched, as test-tramp boots them
+# (retpolines and return thunks on, single-threaded TCG).  The patched kernel
+# must pass every test base passes; guest/upstream-compare.sh judges both logs
+# test by test.
+UPSTREAM_BOOT := CPU=EPYC TCG_THREAD=single
+test-upstream: $(B)/base/initramfs-upstream.cpio $(B)/patched/initramfs-upstream.cpio
+	$(Q)for k in base patched; do \
+		printf '[%4ds] %s\n' $$(( $$(date +%s) - $(T0) )) "upstream test_progs ($(words $(UPSTREAM_TESTS)) tests) on $$k"; \
+		$(UPSTREAM_BOOT) guest/run-qemu.sh $(B)/$$k/bzImage $(B)/$$k/initramfs-upstream.cpio \
+			$(B)/logs/upstream-$$k.log spectre_v2=retpoline guest_cmd=test_progs$(if $(V:0=),$(,)-v); \
+	done
+	$(Q)guest/upstream-compare.sh $(B)/logs/upstream-base.log $(B)/logs/upstream-patched.log \
+		$(UPSTREAM_TESTS) | tee $(B)/logs/upstream.log
+
 # The harness must call a broken test, a kernel panic and a hung guest failures.
 test-harness: $(B)/patched/initramfs.cpio
 	$(call stage,harness self-test: a broken test$(,) a kernel panic and a hang must fail)
@@ -301,29 +338,39 @@ test-harness: $(B)/patched/initramfs.cpio
 		'no end marker: launcher: timeout'; } | tee $(B)/logs/harness.log
 	$(Q)! grep -q '^#- [^ ]*: FAIL' $(B)/logs/harness.log
 
-# The same suite on the debug kernel: KASAN, lockdep, DEBUG_VM, kmemleak.
+# The same suite on the debug kernel: KASAN, lockdep, DEBUG_VM, kmemleak,
+# then upstream's test_progs on it, every test to pass.
 # It takes about 45 minutes here, too long for every CI run, so a pass is
 # recorded in guest/debug-tested against a hash of what it tested, and CI
 # (test-debug-if-changed) runs it whenever that hash no longer matches:
 # on every change to the series or the kernel configs.
 DEBUG_INPUTS := patches/series $(PATCHES) guest/config.fragment guest/debug.fragment
 
-test-debug: $(B)/debug/initramfs.cpio
+test-debug: $(B)/debug/initramfs-upstream.cpio
 	$(call stage,guest suite on the debug kernel (guest/debug.fragment))
 	$(Q)GUEST_TIMEOUT=$(DEBUG_TIMEOUT) $(call guest_run,debug,guest-debug,$(runner_cmd))
 	$(Q)guest/check-log.sh $(B)/logs/guest-debug.log runner
-	$(Q)guest/summary.sh $(B)/logs/guest-debug.log
-	$(Q)$(if $(RUNNER_ARGS),:,guest/stamp.sh write guest/debug-tested $(B)/logs/guest-debug.log $(DEBUG_INPUTS))
+	$(call stage,upstream test_progs on the debug kernel)
+	$(Q)$(UPSTREAM_BOOT) GUEST_TIMEOUT=$(DEBUG_TIMEOUT) guest/run-qemu.sh $(B)/debug/bzImage \
+		$< $(B)/logs/upstream-debug-run.log spectre_v2=retpoline guest_cmd=test_progs
+	$(Q)guest/upstream-compare.sh --one $(B)/logs/upstream-debug-run.log $(UPSTREAM_TESTS) | \
+		tee $(B)/logs/upstream-debug.log
+	$(Q)guest/summary.sh $(B)/logs/guest-debug.log $(B)/logs/upstream-debug.log | \
+		tee $(B)/logs/debug-summary.log
+	$(Q)$(if $(RUNNER_ARGS),:,cat $(B)/logs/guest-debug.log $(B)/logs/upstream-debug.log \
+		$(B)/logs/debug-summary.log > $(B)/logs/debug-all.log && \
+		guest/stamp.sh write guest/debug-tested $(B)/logs/debug-all.log $(DEBUG_INPUTS))
 
 test-debug-if-changed:
 	$(Q)guest/stamp.sh check guest/debug-tested $(DEBUG_INPUTS) || { \
 		echo "debug kernel: series or configs changed since guest/debug-tested: running it"; \
 		$(MAKE) test-debug; }
 
-test: test-host test-pack test-guest test-nohuge test-tramp test-harness
+test: test-host test-pack test-guest test-nohuge test-tramp test-upstream test-harness
 	$(call stage,results)
 	$(Q)guest/summary.sh $(B)/logs/host.log $(B)/logs/pack.log $(B)/logs/guest-patched.log \
-		$(B)/logs/guest-nohuge.log $(B)/logs/tramp-patched.log $(B)/logs/harness.log
+		$(B)/logs/guest-nohuge.log $(B)/logs/tramp-patched.log $(B)/logs/upstream.log \
+		$(B)/logs/harness.log
 
 # The bench (bench/): the three kernels booted in turn on one initramfs, a report and plots.
 bench: $(B)/base/bzImage $(B)/patched/bzImage | deps

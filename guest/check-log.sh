@@ -1,12 +1,14 @@
 #!/bin/sh
-# Judges a guest's serial log: check-log.sh LOG [runner|command]
+# Judges a guest's serial log: check-log.sh LOG [runner|command|test_progs]
 #
 # Reads between "=== GUEST START" and "=== GUEST END rc=N ===".  Fails,
 # naming the cause and pointing at the log, when the guest never reached
 # /init, when the end marker is missing (panic, hang, timeout), when the
 # command exited non-zero, when the kernel log shows a bug (log-patterns),
 # or, for the runner, when its "N passed, N failed" line is missing, says
-# nothing passed, or counts a failure.
+# nothing passed, or counts a failure.  For upstream's test_progs it asks
+# only that the run ended with test_progs' "Summary:" line: which tests
+# failed is for guest/upstream-compare.sh to judge.
 log=$1
 mode=${2:-runner}
 patterns=$(dirname "$0")/log-patterns
@@ -48,6 +50,10 @@ if [ "$mode" = runner ]; then
 	[ "$passed" -gt 0 ] || fail "no test passed"
 	[ "$rc" = 0 ] || fail "the runner exited $rc"
 	echo "PASS: $counts ($log)"
+elif [ "$mode" = test_progs ]; then
+	summary=$(printf '%s\n' "$body" | grep -E '^Summary: [0-9]+/[0-9]+ PASSED' | tail -n 1)
+	[ -n "$summary" ] || fail "test_progs printed no \"Summary:\" line (rc=$rc)"
+	echo "PASS: test_progs ran to its end: $summary ($log)"
 else
 	[ "$rc" = 0 ] || fail "the guest command exited $rc"
 	echo "PASS: guest command exited 0 ($log)"

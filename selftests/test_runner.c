@@ -57,7 +57,7 @@ static struct {
 	bool any_sub_ok, any_sub_failed;
 	bool in_sub, sub_failed, sub_skipped;
 	char sub_name[128];
-	char note[160], sub_note[160];	/* skip reasons, test__note() */
+	char note[320], sub_note[320];	/* skip reasons, test__note() */
 	char *log;
 	size_t log_len;
 	FILE *real_stdout;
