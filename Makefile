@@ -73,7 +73,7 @@ help:
 	@echo '                   patched: patched must pass every test base passes'
 	@echo '  make test-pack   the pack allocator host tests (make -C bpf-prog-pack bench|fuzz)'
 	@echo '  make test-debug  the guest suite on a KASAN, lockdep, DEBUG_VM, kmemleak kernel'
-	@echo '                   (~40 min; CI runs it when guest/debug-tested is out of date)'
+	@echo '                   (~50 min; CI runs it when guest/debug-tested is out of date)'
 	@echo '  make bench       base, patched and the Debian binary kernel side by side: churn, scale to'
 	@echo '                   100k programs, random churn, trampoline attach/detach, timed in'
 	@echo '                   guest instructions (icount);'
