@@ -305,11 +305,13 @@ test-nohuge: $(B)/patched/initramfs.cpio
 # unpatched kernel oopses in int3 there), so this boot is single-threaded.
 # TRAMP_KERNEL=base runs them on the unpatched kernel, where the direct map
 # is only printed (-v shows it).
+# The boot's environment, shared with test-upstream and test-debug's test_progs.
+THUNK_BOOT := CPU=EPYC TCG_THREAD=single
 TRAMP_TESTS := mitigations tramp_correct tramp_churn struct_ops
 TRAMP_KERNEL := patched
 test-tramp: $(B)/$(TRAMP_KERNEL)/initramfs.cpio
 	$(call stage,trampoline and struct_ops tests on $(TRAMP_KERNEL) with retpolines and return thunks (EPYC$(,) single-threaded TCG))
-	$(Q)CPU=EPYC TCG_THREAD=single $(call guest_run,$(TRAMP_KERNEL),tramp-$(TRAMP_KERNEL),spectre_v2=retpoline \
+	$(Q)$(THUNK_BOOT) $(call guest_run,$(TRAMP_KERNEL),tramp-$(TRAMP_KERNEL),spectre_v2=retpoline \
 		guest_cmd=runner$(shell printf ',-t,%s' $(TRAMP_TESTS) && printf ',%s' -a expect-thunks $(RUNNER_ARGS)))
 	$(Q)guest/check-log.sh $(B)/logs/tramp-$(TRAMP_KERNEL).log runner
 
@@ -317,11 +319,10 @@ test-tramp: $(B)/$(TRAMP_KERNEL)/initramfs.cpio
 # (retpolines and return thunks on, single-threaded TCG).  The patched kernel
 # must pass every test base passes; guest/upstream-compare.sh judges both logs
 # test by test.
-UPSTREAM_BOOT := CPU=EPYC TCG_THREAD=single
 test-upstream: $(B)/base/initramfs-upstream.cpio $(B)/patched/initramfs-upstream.cpio
 	$(Q)for k in base patched; do \
 		printf '[%4ds] %s\n' $$(( $$(date +%s) - $(T0) )) "upstream test_progs ($(words $(UPSTREAM_TESTS)) tests) on $$k"; \
-		$(UPSTREAM_BOOT) guest/run-qemu.sh $(B)/$$k/bzImage $(B)/$$k/initramfs-upstream.cpio \
+		$(THUNK_BOOT) guest/run-qemu.sh $(B)/$$k/bzImage $(B)/$$k/initramfs-upstream.cpio \
 			$(B)/logs/upstream-$$k.log spectre_v2=retpoline guest_cmd=test_progs$(if $(V:0=),$(,)-v); \
 	done
 	$(Q)guest/upstream-compare.sh $(B)/logs/upstream-base.log $(B)/logs/upstream-patched.log \
@@ -354,7 +355,7 @@ test-debug: $(B)/debug/initramfs-upstream.cpio
 	$(Q)GUEST_TIMEOUT=$(DEBUG_TIMEOUT) $(call guest_run,debug,guest-debug,$(runner_cmd))
 	$(Q)guest/check-log.sh $(B)/logs/guest-debug.log runner
 	$(call stage,upstream test_progs on the debug kernel)
-	$(Q)$(UPSTREAM_BOOT) GUEST_TIMEOUT=$(DEBUG_TIMEOUT) guest/run-qemu.sh $(B)/debug/bzImage \
+	$(Q)$(THUNK_BOOT) GUEST_TIMEOUT=$(DEBUG_TIMEOUT) guest/run-qemu.sh $(B)/debug/bzImage \
 		$< $(B)/logs/upstream-debug-run.log spectre_v2=retpoline guest_cmd=test_progs
 	$(Q)guest/upstream-compare.sh --one $(B)/logs/upstream-debug-run.log $(UPSTREAM_TESTS) | \
 		tee $(B)/logs/upstream-debug.log
