@@ -48,8 +48,8 @@ kmake = $(MAKE) -C $(B)/$(1)/linux ARCH=x86_64 $(2) 2>&1 | tee -a $(B)/logs/buil
 	awk 'NR % 500 == 0 { printf "         ... %d lines of kernel build output\n", NR; fflush() }'
 guest_run = guest/run-qemu.sh $(B)/$(1)/bzImage $(B)/$(1)/initramfs.cpio $(B)/logs/$(2).log $(3)
 
-.PHONY: all deps deps-cross kernel check-series check-cross check-cross-if-changed check-style series-tree selftests demo test test-host test-pack test-guest test-nohuge test-tramp test-upstream test-harness \
-	test-debug test-debug-if-changed initramfs bench help clean FORCE
+.PHONY: all deps deps-cross kernel check-series check-cross check-cross-if-changed check-style series-tree selftests demo test test-host test-pack test-guest test-nohuge test-tramp test-upstream test-hibernate test-numa test-harness \
+	test-debug test-debug-if-changed test-numa-if-changed initramfs bench help clean FORCE
 all: demo
 
 help:
@@ -59,7 +59,8 @@ help:
 	@echo '                   nohugevmalloc boots), the trampoline and struct_ops tests with'
 	@echo '                   retpolines and return thunks on (make test-tramp; TRAMP_KERNEL=base'
 	@echo '                   for the unpatched kernel), upstream'"'"'s test_progs on base and'
-	@echo '                   patched (make test-upstream), and the harness checking itself'
+	@echo '                   patched (make test-upstream), hibernation cycles (make'
+	@echo '                   test-hibernate), and the harness checking itself'
 	@echo '  make kernel      $(B)/patched/bzImage (series applied) and $(B)/base/bzImage'
 	@echo '  make deps        apt-get install what is missing'
 	@echo '  make check-series  apply the series a patch at a time, building each step'
@@ -72,6 +73,10 @@ help:
 	@echo '  make test-upstream  upstream'"'"'s test_progs (selftests/upstream/tests) on base, then'
 	@echo '                   patched: patched must pass every test base passes'
 	@echo '  make test-pack   the pack allocator host tests (make -C bpf-prog-pack bench|fuzz)'
+	@echo '  make test-hibernate  hibernate and resume HIBERNATE_CYCLES times, a boot each, with'
+	@echo '                   programs, packs and trampolines live (HIBERNATE_KERNEL=base too)'
+	@echo '  make test-numa   the guest suite on 2- and 4-node NUMA guests (~12 min; CI runs it'
+	@echo '                   when guest/numa-tested is out of date)'
 	@echo '  make test-debug  the guest suite on a KASAN, lockdep, DEBUG_VM, kmemleak kernel'
 	@echo '                   (~50 min; CI runs it when guest/debug-tested is out of date)'
 	@echo '  make bench       base, patched and the Debian binary kernel side by side: churn, scale to'
@@ -328,18 +333,63 @@ test-upstream: $(B)/base/initramfs-upstream.cpio $(B)/patched/initramfs-upstream
 	$(Q)guest/upstream-compare.sh $(B)/logs/upstream-base.log $(B)/logs/upstream-patched.log \
 		$(UPSTREAM_TESTS) | tee $(B)/logs/upstream.log
 
-# The harness must call a broken test, a kernel panic and a hung guest failures.
+# The guest suite on NUMA guests of 2 and 4 nodes sharing the same 2 GiB
+# (guest/run-qemu.sh NUMA=N): a pack is 2 MiB a node, 4 and 8 MiB there.
+# Two suite boots take about 12 minutes, so, as with the debug kernel, a
+# pass is recorded in guest/numa-tested, and CI (test-numa-if-changed) runs
+# it again when the series, the guest config, the launcher or a test changes.
+NUMA_NODES := 2 4
+NUMA_INPUTS := patches/series $(PATCHES) guest/config.fragment guest/run-qemu.sh guest/init \
+	$(sort $(wildcard selftests/*.[ch] selftests/prog_tests/*.c selftests/lib/*.[ch] \
+		selftests/kmod/*.c selftests/progs/*.c))
+
+test-numa: $(B)/patched/initramfs.cpio
+	$(Q)for n in $(NUMA_NODES); do \
+		printf '[%4ds] %s\n' $$(( $$(date +%s) - $(T0) )) "guest suite on a $$n-node guest"; \
+		NUMA=$$n $(call guest_run,patched,guest-numa$$n,$(runner_cmd)); \
+		guest/check-log.sh $(B)/logs/guest-numa$$n.log runner; \
+	done
+	$(Q)guest/summary.sh $(foreach n,$(NUMA_NODES),$(B)/logs/guest-numa$(n).log) | \
+		tee $(B)/logs/numa-summary.log
+	$(Q)$(if $(RUNNER_ARGS),:,for n in $(NUMA_NODES); do echo "### $$n nodes"; \
+		cat $(B)/logs/guest-numa$$n.log; done > $(B)/logs/numa-all.log && \
+		cat $(B)/logs/numa-summary.log >> $(B)/logs/numa-all.log && \
+		guest/stamp.sh write guest/numa-tested $(B)/logs/numa-all.log $(NUMA_INPUTS))
+
+test-numa-if-changed:
+	$(Q)guest/stamp.sh check guest/numa-tested $(NUMA_INPUTS) || { \
+		echo "NUMA guests: series, config or tests changed since guest/numa-tested: running it"; \
+		$(MAKE) test-numa; }
+
+# Hibernation for real, HIBERNATE_CYCLES times in a row: the runner's
+# hibernation test writes an image to a swap disk and powers off, the next
+# boot resumes it, and the test goes on (guest/hibernate.sh).
+# HIBERNATE_KERNEL=base runs it on the unpatched kernel.
+HIBERNATE_CYCLES := 3
+HIBERNATE_KERNEL := patched
+test-hibernate: $(B)/$(HIBERNATE_KERNEL)/initramfs.cpio
+	$(call stage,hibernation on $(HIBERNATE_KERNEL): $(HIBERNATE_CYCLES) cycles$(,) a boot each (guest/hibernate.sh))
+	$(Q)DISK=$(B)/$(HIBERNATE_KERNEL)/swap.img guest/hibernate.sh $(B)/$(HIBERNATE_KERNEL)/bzImage $< \
+		$(B)/logs/hibernate-$(HIBERNATE_KERNEL).log $(HIBERNATE_CYCLES) $(RUNNER_ARGS)
+	$(Q)guest/check-log.sh $(B)/logs/hibernate-$(HIBERNATE_KERNEL).log runner
+
+# The harness must call a broken test, a kernel panic, a hung guest and a
+# hibernation image lost before the resume failures.
 test-harness: $(B)/patched/initramfs.cpio
-	$(call stage,harness self-test: a broken test$(,) a kernel panic and a hang must fail)
+	$(call stage,harness self-test: a broken test$(,) a kernel panic$(,) a hang and a lost image must fail)
 	$(Q)$(call guest_run,patched,harness-broken,guest_cmd=runner$(,)-t$(,)kunit_vmalloc_huge$(,)-a$(,)expect-nohuge)
 	$(Q)$(call guest_run,patched,harness-panic,crash_test)
 	$(Q)GUEST_TIMEOUT=30 $(call guest_run,patched,harness-hang,guest_cmd=../bin/cat)
+	$(Q)DISK=$(B)/patched/swap.img HIBERNATE_LOSE_IMAGE=1 guest/hibernate.sh $(B)/patched/bzImage $< \
+		$(B)/logs/harness-hibernate.log 1 > $(B)/logs/harness-hibernate.out || true
 	$(Q){ guest/expect-fail.sh broken_test_fails $(B)/logs/harness-broken.log runner \
 		'failed: .*kunit_vmalloc_huge/vmalloc_huge_pmd_mapped: FAIL'; \
 	  guest/expect-fail.sh panic_fails $(B)/logs/harness-panic.log runner \
 		'no end marker: .*Kernel panic'; \
 	  guest/expect-fail.sh hang_times_out $(B)/logs/harness-hang.log runner \
-		'no end marker: launcher: timeout'; } | tee $(B)/logs/harness.log
+		'no end marker: launcher: timeout'; \
+	  guest/expect-fail.sh lost_image_fails $(B)/logs/harness-hibernate.out output \
+		'boot 2 did not resume .*no hibernation image on /dev/vda'; } | tee $(B)/logs/harness.log
 	$(Q)! grep -q '^#- [^ ]*: FAIL' $(B)/logs/harness.log
 
 # The same suite on the debug kernel: KASAN, lockdep, DEBUG_VM, kmemleak,
@@ -370,11 +420,11 @@ test-debug-if-changed:
 		echo "debug kernel: series or configs changed since guest/debug-tested: running it"; \
 		$(MAKE) test-debug; }
 
-test: test-host test-pack test-guest test-nohuge test-tramp test-upstream test-harness
+test: test-host test-pack test-guest test-nohuge test-tramp test-upstream test-hibernate test-harness
 	$(call stage,results)
 	$(Q)guest/summary.sh $(B)/logs/host.log $(B)/logs/pack.log $(B)/logs/guest-patched.log \
 		$(B)/logs/guest-nohuge.log $(B)/logs/tramp-patched.log $(B)/logs/upstream.log \
-		$(B)/logs/harness.log
+		$(B)/logs/hibernate-patched.log $(B)/logs/harness.log
 
 # The bench (bench/): the three kernels booted in turn on one initramfs, a report and plots.
 bench: $(B)/base/bzImage $(B)/patched/bzImage | deps

@@ -20,6 +20,12 @@
 # CPU: QEMU's CPU model (max: every feature TCG has); make test-tramp boots
 # EPYC, an AMD Zen, whose bugs turn return thunks on.
 #
+# DISK: a raw disk image, attached as a virtio disk (/dev/vda in the
+# guest): make test-hibernate's swap.
+# NUMA=N: N NUMA nodes (QEMU's ACPI SRAT), MEM split equally between them
+# (QEMU 7.2 wants a memory backend per node), vCPU i on node i; nodes
+# beyond the vCPUs have memory only.
+#
 # The guest shape is pinned here, in one place: the size of guest memory
 # changes the shape of the direct map (1 GiB pages appear from 3 GiB), so
 # every A/B run must boot the same machine.
@@ -39,7 +45,7 @@ qemu() {
 	timeout --foreground -k 5 "$limit" qemu-system-x86_64 \
 		-machine q35 -accel "$accel" $CLOCK_ARGS -cpu "$CPU" -smp "$SMP" -m "$MEM" \
 		-nodefaults -display none -serial stdio -no-reboot \
-		-kernel "$kernel" -initrd "$initrd" \
+		-kernel "$kernel" -initrd "$initrd" "${extra[@]}" \
 		-append "console=ttyS0 panic=-1 loglevel=5 $*" </dev/null >"$out" 2>&1
 }
 
@@ -65,6 +71,18 @@ else
 	accel=tcg,thread=multi mode=tcg-multi
 fi
 
+# Disk and NUMA nodes: the probe boot above needs neither.
+nodes=${NUMA:-1}
+extra=()
+[ -n "$DISK" ] && extra+=(-drive "file=$DISK,format=raw,if=virtio")
+if [ "$nodes" -gt 1 ]; then
+	node_mb=$((${MEM%G} * 1024 / nodes))
+	for ((n = 0; n < nodes; n++)); do
+		extra+=(-object "memory-backend-ram,id=mem$n,size=${node_mb}M"
+			-numa "node,nodeid=$n,memdev=mem$n$( ((n < SMP)) && echo ",cpus=$n")")
+	done
+fi
+
 start=$(date +%s)
 # The log keeps everything; the terminal shows what the guest's /init prints.
 set -o pipefail
@@ -77,5 +95,5 @@ if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 elif [ "$rc" != 0 ]; then
 	echo "launcher: qemu exited $rc" >>"$log"
 fi
-echo "launcher: $mode guest, $MEM, $SMP vCPUs, ${elapsed} s${CLOCK_ARGS:+ ($CLOCK_ARGS)}" >>"$log"
+echo "launcher: $mode guest, $MEM, $SMP vCPUs${NUMA:+, $nodes nodes}${DISK:+, disk $DISK}, ${elapsed} s${CLOCK_ARGS:+ ($CLOCK_ARGS)}" >>"$log"
 echo "  QEMU    $(basename "$log"): $mode, ${elapsed} s"

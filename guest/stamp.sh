@@ -24,7 +24,7 @@ write)
 		echo "# sha256 (16 digits) of: $*"
 		echo "$hash"
 		echo "$(date -u '+%F %H:%M UTC'), $(cat build/source-version):"
-		grep -a -E '^#[0-9]+ |^#[0-9]+/[0-9]+ .*\(|^cross: ' "$log"
+		grep -a -E '^### |^#[0-9]+ |^#[0-9]+/[0-9]+ .*\(|^cross: ' "$log"
 		grep -a -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1
 	} > "$stamp"
 	echo "  STAMP   $stamp"

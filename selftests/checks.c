@@ -14,20 +14,30 @@
 #include "lib/sys.h"
 #include "test_runner.h"
 
-long long vmallocinfo_size(uint64_t addr)
+int vmallocinfo_line(uint64_t addr, char *line, size_t size)
 {
-	char needle[32], line[512];
+	char needle[32];
 	FILE *f = fopen("/proc/vmallocinfo", "r");
-	long long size = -1;
+	int err = -ENOENT;
 
 	if (!f)
-		return -1;
+		return -errno;
 	snprintf(needle, sizeof(needle), "0x%016" PRIx64 "-", addr);
-	while (size < 0 && fgets(line, sizeof(line), f))
-		if (!strncmp(line, needle, strlen(needle)) && sscanf(line, "%*s %lld", &size) != 1)
-			size = 0;
+	while (err && fgets(line, size, f))
+		if (!strncmp(line, needle, strlen(needle)))
+			err = 0;
 	fclose(f);
-	return size;
+	return err;
+}
+
+long long vmallocinfo_size(uint64_t addr)
+{
+	char line[512];
+	long long size;
+
+	if (vmallocinfo_line(addr, line, sizeof(line)))
+		return -1;
+	return sscanf(line, "%*s %lld", &size) == 1 ? size : 0;
 }
 
 bool in_vmallocinfo(uint64_t addr)

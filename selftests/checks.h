@@ -25,6 +25,8 @@
  */
 void check_mapping(uint64_t start, long long size, unsigned int shift);
 
+/* The /proc/vmallocinfo line of the area starting at @addr: 0, or -errno. */
+int vmallocinfo_line(uint64_t addr, char *line, size_t size);
 /* Is there a /proc/vmallocinfo area starting at @addr? */
 bool in_vmallocinfo(uint64_t addr);
 /* The size /proc/vmallocinfo gives the area at @addr (guard page included), or -1. */

@@ -20,7 +20,11 @@ static bool huge_expected = true;
 module_param(huge_expected, bool, 0444);
 MODULE_PARM_DESC(huge_expected, "huge vmalloc is enabled (boot without nohugevmalloc)");
 
-#define HUGE_SIZE	(2 * PMD_SIZE)
+/*
+ * vmalloc maps an area huge only when each online node's share of it is a
+ * PMD or more (__vmalloc_node_range()): two PMDs a node.
+ */
+#define HUGE_SIZE	(2 * PMD_SIZE * num_online_nodes())
 
 /* Page-table level that maps @addr in the kernel page tables. */
 static int map_level(struct kunit *test, unsigned long addr)
@@ -76,7 +80,7 @@ static void vmalloc_huge_pmd_mapped(struct kunit *test)
 /* A size that is not a multiple of PMD_SIZE is rounded up, never split. */
 static void vmalloc_huge_odd_size(struct kunit *test)
 {
-	size_t size = PMD_SIZE + PMD_SIZE / 2 + PAGE_SIZE;
+	size_t size = PMD_SIZE * num_online_nodes() + PMD_SIZE / 2 + PAGE_SIZE;
 	void *p = alloc_huge(test, size);
 
 	expect_mapped_at(test, p, size, huge_level());

@@ -87,6 +87,23 @@ bool expect_huge_vmalloc(const char *runner_args)
 	return !cmdline_has("nohugevmalloc");
 }
 
+bool debug_kernel(void)
+{
+	return !access("/sys/kernel/debug/kmemleak", F_OK);
+}
+
+int possible_nodes(void)
+{
+	char buf[64];
+	int first, last;
+
+	/* "0", or a range such as "0-3"; no file: a kernel without NUMA */
+	if (read_file("/sys/devices/system/node/possible", buf, sizeof(buf)) > 0 &&
+	    sscanf(buf, "%d-%d", &first, &last) == 2)
+		return last - first + 1;
+	return 1;
+}
+
 int module_load(const char *path, const char *params)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;

@@ -24,6 +24,17 @@ bool cmdline_has(const char *word);
  */
 bool expect_huge_vmalloc(const char *runner_args);
 
+/*
+ * Is this the debug kernel (guest/debug.fragment: KASAN, lockdep, kmemleak)?
+ * Told by kmemleak's file.  Tests that repeat the same paths many times
+ * run fewer rounds there: KASAN makes each one ten times slower, and a bug
+ * the instrumentation catches shows on the first round already.
+ */
+bool debug_kernel(void);
+
+/* NUMA nodes the kernel allows for (/sys/devices/system/node/possible). */
+int possible_nodes(void);
+
 /* finit_module()/delete_module(); return 0 or -errno. */
 int module_load(const char *path, const char *params);
 int module_unload(const char *name);

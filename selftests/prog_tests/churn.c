@@ -1,17 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Load and free 5,000 programs of mixed sizes, 8 rounds: every load
- * succeeds and every byte of JIT memory comes back.  With huge packs (the
- * patched kernel, which has /sys/kernel/debug/bpf/prog_pack, booted
- * without nohugevmalloc) the direct map must not change at all: no split,
- * DirectMap4k as before, as many 4K direct-map entries in ptdump as
- * before.  The table is in the log (-v).
+ * Load and free 5,000 programs of mixed sizes, 8 rounds (2 on the debug
+ * kernel): every load succeeds and every byte of JIT memory comes back.
+ * With huge packs (the patched kernel, which has
+ * /sys/kernel/debug/bpf/prog_pack, booted without nohugevmalloc) the
+ * direct map must not change at all: no split, DirectMap4k as before, as
+ * many 4K direct-map entries in ptdump as before.  The table is in the log
+ * (-v).
  */
 #include "../checks.h"
 #include "../lib/churn.h"
 #include "../lib/packstats.h"
 #include "../lib/sys.h"
 #include "../test_runner.h"
+
+/* rounds on the debug kernel (debug_kernel()) */
+#define DEBUG_ROUNDS	2
 
 void test_churn(void)
 {
@@ -22,6 +26,8 @@ void test_churn(void)
 	unsigned int i;
 	char label[16];
 
+	if (debug_kernel())
+		o.rounds = DEBUG_ROUNDS;
 	if (!ASSERT_OK(churn_prepare(&o), "RLIMIT_NOFILE, quiesce") ||
 	    !ASSERT_OK(snapshot_take(&before), "snapshot before") ||
 	    !ASSERT_TRUE(before.have_ptdump, "ptdump"))

@@ -14,7 +14,10 @@
 #include "../lib/sys.h"
 #include "../test_runner.h"
 
-#define NPROGS		3000
+/* 3000 programs fill more than a 2M pack; a pack is 2M a NUMA node */
+#define PROGS_PER_2M	3000
+#define MAX_NODES	4
+#define NPROGS		(PROGS_PER_2M * MAX_NODES)
 #define HDR_SIZE	8	/* struct bpf_binary_header */
 #define HOLE_SIZE	16	/* bpf_jit_binary_pack_alloc()'s trap gap */
 
@@ -99,11 +102,44 @@ static long long live_chunks(const struct loaded *l)
 
 static struct loaded progs;
 
+/*
+ * The nodes each pack's pages come from, as /proc/vmallocinfo counts them
+ * (N<node>=<pages>): every page of the pack is counted, and the spread
+ * goes in the test's note ("N0=512 | N1=1024": two packs).
+ */
+static void note_pack_nodes(const struct pack_stats *st)
+{
+	char line[512], spread[200] = "";
+	size_t off = 0;
+	int i;
+
+	for (i = 0; i < st->npacks; i++) {
+		long long pages = 0, n;
+		const char *p;
+		int node;
+
+		if (!ASSERT_OK(vmallocinfo_line(st->pack[i].addr, line, sizeof(line)),
+			       "pack in /proc/vmallocinfo"))
+			return;
+		if (i && off < sizeof(spread))
+			off += snprintf(spread + off, sizeof(spread) - off, " |");
+		for (p = line; (p = strstr(p, " N")); p++) {
+			if (sscanf(p, " N%d=%lld", &node, &n) != 2)
+				continue;
+			pages += n;
+			if (off < sizeof(spread))
+				off += snprintf(spread + off, sizeof(spread) - off, " N%d=%lld", node, n);
+		}
+		ASSERT_EQ(pages, st->pack_size / 4096, "the pack's pages, counted by node");
+	}
+	test__note("%lld packs of %lld MiB, pages by node:%s", st->packs, st->pack_size >> 20, spread);
+}
+
 static void test_lifecycle(void)
 {
 	struct pack_stats st;
 	uint64_t addrs[PACK_MAX];
-	int i, n;
+	int i, n, nprogs;
 
 	if (!ASSERT_OK(raise_nofile(NPROGS + 256), "RLIMIT_NOFILE") ||
 	    !ASSERT_OK(jit_quiesce(SETTLE_MS), "quiesce") ||
@@ -111,18 +147,22 @@ static void test_lifecycle(void)
 		return;
 	ASSERT_EQ(st.packs, 0, "no pack while no program is loaded");
 	ASSERT_EQ(st.bytes_in_use, 0, "no byte in use");
-	if (!load_many(&progs, NPROGS, st.chunk_size))
+	ASSERT_EQ(st.pack_size, (2LL << 20) * possible_nodes(), "a pack is 2M a possible node");
+	nprogs = PROGS_PER_2M * (st.pack_size >> 21);
+	if (!ASSERT_LE(nprogs, NPROGS, "packs of at most MAX_NODES nodes") ||
+	    !load_many(&progs, nprogs, st.chunk_size))
 		goto out;
 	packstats_free(&st);
 	if (!ASSERT_OK(packstats_read(&st), "read " PACKSTATS_PATH))
 		goto out;
 	ASSERT_EQ(st.bytes_in_use, live_chunks(&progs) * st.chunk_size,
 		  "bytes in use = chunks of the loaded programs");
-	ASSERT_GE(st.packs, 2, "packs for 3000 programs");
+	ASSERT_GE(st.packs, 2, "packs for 3000 programs a node");
 	/* nohugevmalloc turns huge packs off too */
 	ASSERT_EQ(st.huge_packs, expect_huge_vmalloc(test__args()) ? st.packs : 0,
 		  "huge packs");
 	check_all_packs(&st, "loaded");
+	note_pack_nodes(&st);
 	n = st.npacks;
 	for (i = 0; i < n; i++)
 		addrs[i] = st.pack[i].addr;

@@ -52,7 +52,6 @@
  * the same paths, and KASAN makes a round ten times slower.
  */
 #define ROUNDS		5
-#define KMEMLEAK	"/sys/kernel/debug/kmemleak"
 #define MAX_LINKS	38	/* BPF_MAX_TRAMP_LINKS, x86 */
 #define MODIFY_RETURN_UNTOUCHED	((1 << 16) | 4)	/* see tramp_correct */
 #define FTRACE_FUNCS	"/sys/kernel/debug/tracing/available_filter_functions"
@@ -266,7 +265,7 @@ static void test_syscalls(const struct leak_state *before)
 	if (!ASSERT_EQ(n, NFUNCS, "syscall entry points to trace") ||
 	    !ASSERT_STREQ(names[0], quick[0], "umask first"))
 		goto out;
-	if (!expect_huge_vmalloc(test__args()) || !access(KMEMLEAK, F_OK))
+	if (!expect_huge_vmalloc(test__args()) || debug_kernel())
 		rounds = 1;
 	a = calloc(NFUNCS * NKINDS, sizeof(*a));
 	for (round = 1; round <= rounds && !err; round++) {
