@@ -78,7 +78,7 @@ help:
 	@echo '  make test-numa   the guest suite on 2- and 4-node NUMA guests (~12 min; CI runs it'
 	@echo '                   when guest/numa-tested is out of date)'
 	@echo '  make test-debug  the guest suite on a KASAN, lockdep, DEBUG_VM, kmemleak kernel'
-	@echo '                   (~50 min; CI runs it when guest/debug-tested is out of date)'
+	@echo '                   (~35 min; CI runs it when guest/debug-tested is out of date)'
 	@echo '  make bench       base, patched and the Debian binary kernel side by side: churn, scale to'
 	@echo '                   100k programs, random churn, trampoline attach/detach, timed in'
 	@echo '                   guest instructions (icount);'
@@ -394,7 +394,7 @@ test-harness: $(B)/patched/initramfs.cpio
 
 # The same suite on the debug kernel: KASAN, lockdep, DEBUG_VM, kmemleak,
 # then upstream's test_progs on it, every test to pass.
-# It takes about 45 minutes here, too long for every CI run, so a pass is
+# It takes about 35 minutes here, too long for every CI run, so a pass is
 # recorded in guest/debug-tested against a hash of what it tested, and CI
 # (test-debug-if-changed) runs it whenever that hash no longer matches:
 # on every change to the series or the kernel configs.

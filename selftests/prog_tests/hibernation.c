@@ -169,8 +169,8 @@ static void log_kernel(int cycle, const char *what)
 }
 
 /*
- * Loads programs until one needs a new pack (or BATCH_MAX): 0, or the
- * number of the batch's programs.
+ * Loads programs until one needs a new pack (or BATCH_MAX); returns how many
+ * it loaded, stopping at the first that fails.
  */
 static int load_batch(long long packs_before)
 {
@@ -223,14 +223,15 @@ static void one_cycle(int cycle, struct tramp_correct *skel)
 	    ASSERT_OK(probe_read("now", &pr), "read " PROBE)) {
 		check_walk(&pr, "running");
 		if (packstats_available())
-			ASSERT_EQ(pr.module_2m, huge_pmds(&st_batch), "2M entries in the module area = huge packs' PMDs");
+			ASSERT_EQ(pr.module_2m, huge_pmds(&st_batch),
+				  "2M entries in the module area = huge packs' PMDs");
 	}
 	for (i = 0; i < n; i++)
 		close(batch[i]);
 
 	log_kernel(cycle, "hibernating");
 	err = write_file("/sys/power/state", "disk");
-	log_kernel(cycle, "resumed");
+	log_kernel(cycle, err ? "hibernation failed" : "resumed");
 	if (!ASSERT_OK(err, "echo disk > /sys/power/state"))
 		goto out;
 
@@ -240,7 +241,8 @@ static void one_cycle(int cycle, struct tramp_correct *skel)
 		if (snapshot_pmds < 0 || pr.module_2m < snapshot_pmds)
 			snapshot_pmds = pr.module_2m;
 		if (packstats_available()) {
-			ASSERT_GE(pr.module_2m, huge_pmds(&st), "2M entries at the snapshot >= without the batch");
+			ASSERT_GE(pr.module_2m, huge_pmds(&st),
+				  "2M entries at the snapshot >= without the batch");
 			ASSERT_LE(pr.module_2m, huge_pmds(&st_batch), "and <= with it");
 		} else {
 			ASSERT_EQ(pr.module_2m, 0, "no 2M entry in the module area on this kernel");
