@@ -75,7 +75,7 @@ help:
 	@echo '  make test-pack   the pack allocator host tests (make -C bpf-prog-pack bench|fuzz)'
 	@echo '  make test-hibernate  hibernate and resume HIBERNATE_CYCLES times, a boot each, with'
 	@echo '                   programs, packs and trampolines live (HIBERNATE_KERNEL=base too)'
-	@echo '  make test-numa   the guest suite on 2- and 4-node NUMA guests (~12 min; CI runs it'
+	@echo '  make test-numa   the guest suite on 2- and 4-node NUMA guests (~13 min; CI runs it'
 	@echo '                   when guest/numa-tested is out of date)'
 	@echo '  make test-debug  the guest suite on a KASAN, lockdep, DEBUG_VM, kmemleak kernel'
 	@echo '                   (~35 min; CI runs it when guest/debug-tested is out of date)'
@@ -335,7 +335,7 @@ test-upstream: $(B)/base/initramfs-upstream.cpio $(B)/patched/initramfs-upstream
 
 # The guest suite on NUMA guests of 2 and 4 nodes sharing the same 2 GiB
 # (guest/run-qemu.sh NUMA=N): a pack is 2 MiB a node, 4 and 8 MiB there.
-# Two suite boots take about 12 minutes, so, as with the debug kernel, a
+# Two suite boots take about 13 minutes, so, as with the debug kernel, a
 # pass is recorded in guest/numa-tested, and CI (test-numa-if-changed) runs
 # it again when the series, the guest config, the launcher or a test changes.
 NUMA_NODES := 2 4
