@@ -47,6 +47,11 @@ stage = @printf '[%4ds] %s\n' $$(( $$(date +%s) - $(T0) )) "$(1)"
 kmake = $(MAKE) -C $(B)/$(1)/linux ARCH=x86_64 $(2) 2>&1 | tee -a $(B)/logs/build-$(1).log | \
 	awk 'NR % 500 == 0 { printf "         ... %d lines of kernel build output\n", NR; fflush() }'
 guest_run = guest/run-qemu.sh $(B)/$(1)/bzImage $(B)/$(1)/initramfs.cpio $(B)/logs/$(2).log $(3)
+# A recorded suite (guest/stamp.sh): run $(3) unless the record $(1) was
+# written on these inputs $(2).
+run_if_changed = guest/stamp.sh check $(1) $(2) || { \
+	echo "$(notdir $(1)): its inputs changed since the recorded pass: make $(3)"; \
+	$(MAKE) $(3); }
 
 .PHONY: all deps deps-cross kernel check-series check-cross check-cross-if-changed check-style series-tree selftests demo test test-host test-pack test-guest test-nohuge test-tramp test-upstream test-hibernate test-numa test-harness \
 	test-debug test-debug-if-changed test-numa-if-changed initramfs bench help clean FORCE
@@ -196,9 +201,7 @@ check-cross: $(SRC_TAR) | deps-cross $(B)/logs
 	$(Q)guest/stamp.sh write guest/cross-tested $(B)/logs/cross.log $(CROSS_INPUTS)
 
 check-cross-if-changed:
-	$(Q)guest/stamp.sh check guest/cross-tested $(CROSS_INPUTS) || { \
-		echo "cross-build: series changed since guest/cross-tested: running it"; \
-		$(MAKE) check-cross; }
+	$(Q)$(call run_if_changed,guest/cross-tested,$(CROSS_INPUTS),check-cross)
 
 # A git tree with the series as commits, to work on it: edit, commit, then
 # git format-patch -o ../../../patches base..HEAD from $(B)/series-tree/linux.
@@ -357,9 +360,7 @@ test-numa: $(B)/patched/initramfs.cpio
 		guest/stamp.sh write guest/numa-tested $(B)/logs/numa-all.log $(NUMA_INPUTS))
 
 test-numa-if-changed:
-	$(Q)guest/stamp.sh check guest/numa-tested $(NUMA_INPUTS) || { \
-		echo "NUMA guests: series, config or tests changed since guest/numa-tested: running it"; \
-		$(MAKE) test-numa; }
+	$(Q)$(call run_if_changed,guest/numa-tested,$(NUMA_INPUTS),test-numa)
 
 # Hibernation for real, HIBERNATE_CYCLES times in a row: the runner's
 # hibernation test writes an image to a swap disk and powers off, the next
@@ -416,9 +417,7 @@ test-debug: $(B)/debug/initramfs-upstream.cpio
 		guest/stamp.sh write guest/debug-tested $(B)/logs/debug-all.log $(DEBUG_INPUTS))
 
 test-debug-if-changed:
-	$(Q)guest/stamp.sh check guest/debug-tested $(DEBUG_INPUTS) || { \
-		echo "debug kernel: series or configs changed since guest/debug-tested: running it"; \
-		$(MAKE) test-debug; }
+	$(Q)$(call run_if_changed,guest/debug-tested,$(DEBUG_INPUTS),test-debug)
 
 test: test-host test-pack test-guest test-nohuge test-tramp test-upstream test-hibernate test-harness
 	$(call stage,results)

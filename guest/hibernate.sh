@@ -3,9 +3,9 @@
 #   hibernate.sh BZIMAGE INITRAMFS LOG CYCLES [RUNNER_ARG...]
 #
 # Boot 1 runs the runner's hibernation test on a fresh swap disk, the
-# 1 GiB sparse file DISK (environment); the test hibernates CYCLES times.  Each boot after it
-# resumes the image the one before wrote (guest_resume in guest/init), and
-# the resumed test goes on.  Every boot but the last must end in an image
+# 1 GiB sparse file DISK (environment); the test hibernates CYCLES times.
+# Each boot after it resumes the image the one before wrote (guest_resume
+# in guest/init), and the resumed test goes on.  Every boot but the last must end in an image
 # written ("cycle N: hibernating", no end marker); boot N+1 must show cycle
 # N resumed.  A boot that resumed nothing, or stopped without an image,
 # fails, naming the boot and its log.  The boots' logs are LOG.boot1 ...;
