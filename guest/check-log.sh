@@ -12,6 +12,9 @@
 log=$1
 mode=${2:-runner}
 patterns=$(dirname "$0")/log-patterns
+allowed=$(mktemp)
+trap 'rm -f "$allowed"' EXIT
+grep -v -e '^#' -e '^$' "$(dirname "$0")/log-allowed" > "$allowed"
 
 fail() {
 	echo "FAIL: $*"
@@ -33,7 +36,7 @@ if [ -z "$end" ]; then
 	[ -n "$why" ] || why=$(grep -m1 '^launcher:' "$log")
 	fail "no end marker: ${why:-the guest stopped without one}"
 fi
-bad=$(printf '%s\n' "$body" | grep -F -f "$patterns" | head -n 5)
+bad=$(printf '%s\n' "$body" | grep -F -f "$patterns" | grep -v -F -f "$allowed" | head -n 5)
 [ -z "$bad" ] || fail "kernel log reports a bug:
 $bad"
 rc=${end#=== GUEST END rc=}

@@ -16,6 +16,7 @@
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "test_runner.h"
@@ -277,8 +278,17 @@ static void usage(const char *prog)
 	exit(2);
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 int main(int argc, char **argv)
 {
+	double secs[sizeof(tests) / sizeof(tests[0])], t0;
 	int c, i;
 
 	while ((c = getopt(argc, argv, "lvt:a:")) != -1) {
@@ -300,13 +310,22 @@ int main(int argc, char **argv)
 	for (i = 0; i < (int)(sizeof(tests) / sizeof(tests[0])); i++) {
 		if (!selected(tests[i].name, NULL))
 			continue;
-		if (opt.list)
+		if (opt.list) {
 			puts(tests[i].name);
-		else
-			run_test(&tests[i], i + 1);
+			continue;
+		}
+		t0 = now_s();
+		run_test(&tests[i], i + 1);
+		secs[i] = now_s() - t0;
 	}
 	if (opt.list)
 		return 0;
+	/* where the time went, for whoever has to fit a run in a budget */
+	printf("Time:");
+	for (i = 0; i < (int)(sizeof(tests) / sizeof(tests[0])); i++)
+		if (selected(tests[i].name, NULL))
+			printf(" %s %.0fs", tests[i].name, secs[i]);
+	printf("\n");
 	printf("Summary: %d/%d PASSED, %d SKIPPED, %d FAILED\n", stats.tests_ok,
 	       stats.subtests_ok, stats.skipped, stats.tests_failed);
 	printf("%d passed, %d failed\n", stats.leaves_ok, stats.leaves_failed);

@@ -91,6 +91,16 @@ int packstats_read(struct pack_stats *st)
 	return err;
 }
 
+int pack_of(const struct pack_stats *st, uint64_t addr)
+{
+	int i;
+
+	for (i = 0; i < st->npacks; i++)
+		if (addr >= st->pack[i].addr && addr < st->pack[i].addr + st->pack_size)
+			return i;
+	return -1;
+}
+
 void packstats_free(struct pack_stats *st)
 {
 	int i;

@@ -34,6 +34,9 @@ int packstats_read(struct pack_stats *st);
 int packstats_parse(FILE *f, struct pack_stats *st);
 void packstats_free(struct pack_stats *st);
 
+/* The pack of @st that holds @addr: its index in st->pack[], or -1. */
+int pack_of(const struct pack_stats *st, uint64_t addr);
+
 /* Parses a bitmap list ("0-11,40-63") into @map of @n entries: 0 or -EINVAL. */
 int parse_bitmap_list(const char *list, unsigned char *map, unsigned int n);
 

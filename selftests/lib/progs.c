@@ -11,6 +11,7 @@
 #include <linux/bpf.h>
 #include <linux/filter.h>
 
+#include "packstats.h"
 #include "progs.h"
 #include "sys.h"
 
@@ -43,6 +44,52 @@ int load_filter(unsigned int insns, int ret)
 	fd = bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, NULL, "GPL", prog, insns, NULL);
 	free(prog);
 	return fd < 0 ? -errno : fd;
+}
+
+static int load_fill(void)
+{
+	return load_filter(FILL_INSNS, 0);
+}
+
+/*
+ * Loads @load's program into @fds from @n until one lands outside @st's
+ * packs, and closes that one: the number of fds then.  On an error, every
+ * fd is closed.
+ */
+static int fill_with(const struct pack_stats *st, int (*load)(void), int *fds, int n, int max)
+{
+	for (;;) {
+		uint64_t addr = 0;
+		uint32_t len;
+		int fd = load(), err = fd < 0 ? fd : prog_jited_image(fd, &addr, &len);
+		bool inside = !err && pack_of(st, addr) >= 0;
+
+		if (inside && n < max) {
+			fds[n++] = fd;
+			continue;
+		}
+		if (fd >= 0)
+			close(fd);
+		if (!err && !inside)
+			return n;
+		while (n)
+			close(fds[--n]);
+		return err ? err : -E2BIG;
+	}
+}
+
+int packs_fill(const struct pack_stats *st, int (*load)(void), int *fds, int max)
+{
+	int n = fill_with(st, load_fill, fds, 0, max), err;
+
+	if (n >= 0)
+		n = fill_with(st, load, fds, n, max);
+	/* the pack that last program was loaded into is freed with it */
+	err = n < 0 ? 0 : jit_quiesce(20000);
+	if (err)
+		while (n)
+			close(fds[--n]);
+	return err ? err : n;
 }
 
 int attach_classic(const struct sock_filter *f, unsigned short len)

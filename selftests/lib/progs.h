@@ -25,6 +25,20 @@ struct sock_filter;
  */
 int attach_classic(const struct sock_filter *f, unsigned short len);
 
+struct pack_stats;
+
+/*
+ * Fills the room left in the packs @st lists, so that the next load of
+ * @load's program needs a new pack: on a distribution kernel the kernel's
+ * own programs (Debian's PTP classifier, JITed at boot) hold part of a pack
+ * for good.  Programs of FILL_INSNS instructions take the bulk, then
+ * @load's until one lands outside those packs; that one is closed, and the
+ * pack it made is gone on return.  The fds of the rest go to @fds (at most
+ * @max): returns how many, or -errno.
+ */
+#define FILL_INSNS 30000
+int packs_fill(const struct pack_stats *st, int (*load)(void), int *fds, int max);
+
 /* Number of BPF programs alive in the system, or -errno. */
 int count_live_progs(void);
 

@@ -2,13 +2,14 @@
 /*
  * Every allocation a program load makes, made to fail in turn
  * (/proc/thread-self/fail-nth, with failslab and fail_page_alloc armed),
- * starting with no pack so that the load has to create one.  Each failed
- * load returns a clean errno and leaves no program, pack, vmalloc area or
- * charged JIT budget behind; the load after it works.  Both kinds of
- * failure must have hit pack creation: a slab allocation, seen in the
- * fault's stack trace (verbose fault injection), and the 2M page, which
- * reports nothing (__GFP_NOWARN) but leaves a 4K pack, counted as a
- * fallback (unless booted with nohugevmalloc).
+ * with no room for it in the packs there are (filled first, when the
+ * kernel's own programs hold one), so that the load has to create one.
+ * Each failed load returns a clean errno and leaves no program, pack,
+ * vmalloc area or charged JIT budget behind; the load after it works.
+ * Both kinds of failure must have hit pack creation: a slab allocation,
+ * seen in the fault's stack trace (verbose fault injection), and the 2M
+ * page, which reports nothing (__GFP_NOWARN) but leaves a 4K pack, counted
+ * as a fallback (unless booted with nohugevmalloc).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +27,7 @@
 
 #define PROG_INSNS	100
 #define MAX_NTH		5000
+#define MAX_FILL	4096
 
 static struct bpf_insn prog[PROG_INSNS];
 
@@ -110,22 +112,29 @@ static long long fallbacks(void)
 	return n;
 }
 
+static int fill[MAX_FILL];
+
 static void sweep(void)
 {
 	struct fault_log fl = { .kmsg = -1 };
-	int nth, nth_fd = -1, fd, err, failed = 0, recovered = 0;
+	int nth, nth_fd = -1, fd, err, failed = 0, recovered = 0, nfill = 0;
 	int slab_in_pack = 0, page_in_pack = 0;
-	long long fb = fallbacks(), fb_now;
+	long long fb, fb_now;
 	bool huge = expect_huge_vmalloc(test__args());
 	struct leak_state before;
+	struct pack_stats st = {};
 	char printk[64] = "";
 
 	build_prog();
 	if (!ASSERT_OK(jit_quiesce(SETTLE_MS), "quiesce") ||
+	    (packstats_available() && !ASSERT_OK(packstats_read(&st), "read " PACKSTATS_PATH)))
+		return;
+	nfill = packs_fill(&st, load, fill, MAX_FILL);
+	packstats_free(&st);
+	if (!ASSERT_GE(nfill, 0, "fill the packs there are") ||
 	    !ASSERT_OK(leak_state_read(&before), "leak state before"))
-		return;
-	if (!ASSERT_EQ(before.packs, 0, "no pack to start from"))
-		return;
+		goto out;
+	fb = fallbacks();
 	fl.kmsg = kmsg_open(true);
 	nth_fd = open("/proc/thread-self/fail-nth", O_RDWR);
 	if (!ASSERT_GE(fl.kmsg, 0, "open /dev/kmsg") ||
@@ -182,7 +191,8 @@ static void sweep(void)
 			break;
 	}
 	test__note("%d faults: %d loads failed cleanly, %d got around it; in pack creation "
-		   "%d slab, %d 2M page", nth - 1, failed, recovered, slab_in_pack, page_in_pack);
+		   "%d slab, %d 2M page%s", nth - 1, failed, recovered, slab_in_pack, page_in_pack,
+		   nfill ? "; the packs there were filled first" : "");
 	ASSERT_LT(nth, MAX_NTH, "the sweep reached the end of the load");
 	ASSERT_GT(failed, 0, "loads failed by faults");
 	ASSERT_GT(slab_in_pack, 0, "slab allocations failed inside pack creation");
@@ -198,6 +208,8 @@ out:
 		close(nth_fd);
 	if (fl.kmsg >= 0)
 		close(fl.kmsg);
+	while (nfill > 0)
+		close(fill[--nfill]);
 	check_invariants("after the sweep");
 }
 

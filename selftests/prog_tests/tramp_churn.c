@@ -4,7 +4,7 @@
  * not notice.
  *   syscalls   a trampoline on each of 200 syscall entry points
  *              (__x64_sys_*): fentry on all, fexit and fmod_ret as well on
- *              ten that return at once; attached, checked, detached, 5
+ *              ten that return at once; attached, checked, detached, 2
  *              rounds (1 where the direct map is not judged: ROUNDS).
  *              While attached: each trampoline's symbol lies in a pack,
  *              the packs count one image a trampoline, what is charged
@@ -51,7 +51,7 @@
  * nohugevmalloc boot or the debug kernel (kmemleak on) runs one: it takes
  * the same paths, and KASAN makes a round ten times slower.
  */
-#define ROUNDS		5
+#define ROUNDS		2
 #define MAX_LINKS	38	/* BPF_MAX_TRAMP_LINKS, x86 */
 #define MODIFY_RETURN_UNTOUCHED	((1 << 16) | 4)	/* see tramp_correct */
 #define FTRACE_FUNCS	"/sys/kernel/debug/tracing/available_filter_functions"
