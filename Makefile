@@ -21,6 +21,7 @@ JOBS ?= 3
 export KVM ?= 0
 export GUEST_TIMEOUT ?= 600
 DEBUG_TIMEOUT ?= 3600
+DEBIAN_TIMEOUT ?= 1800
 # The demo's churn, as the guest's /init takes it (',' for ' ').
 CHURN ?= churn,-n,5000,-r,8,-k
 V ?= 0
@@ -54,7 +55,7 @@ run_if_changed = guest/stamp.sh check $(1) $(2) || { \
 	$(MAKE) $(3); }
 
 .PHONY: all deps deps-cross kernel check-series check-cross check-cross-if-changed check-style series-tree selftests demo test test-host test-pack test-guest test-nohuge test-tramp test-upstream test-hibernate test-numa test-harness \
-	test-debug test-debug-if-changed test-numa-if-changed initramfs bench help clean FORCE
+	test-debug test-debug-if-changed test-debian test-debian-if-changed initramfs bench help clean FORCE
 all: demo
 
 help:
@@ -63,8 +64,8 @@ help:
 	@echo '  make test        host tests, the guest suite on the patched kernel (normal and'
 	@echo '                   nohugevmalloc boots), the trampoline and struct_ops tests with'
 	@echo '                   retpolines and return thunks on (make test-tramp; TRAMP_KERNEL=base'
-	@echo '                   for the unpatched kernel), upstream'"'"'s test_progs on base and'
-	@echo '                   patched (make test-upstream), hibernation cycles (make'
+	@echo '                   for the unpatched kernel), upstream'"'"'s test_progs on patched'
+	@echo '                   (make test-upstream), hibernation cycles (make'
 	@echo '                   test-hibernate), and the harness checking itself'
 	@echo '  make kernel      $(B)/patched/bzImage (series applied) and $(B)/base/bzImage'
 	@echo '  make deps        apt-get install what is missing'
@@ -75,15 +76,19 @@ help:
 	@echo '  make check-style   checkpatch --strict on the patches, kernel-doc on touched files'
 	@echo '  make series-tree   $(B)/series-tree/linux: a git tree with the series as commits'
 	@echo '  make test-guest  just the guest suite; RUNNER_ARGS="-t churn -v" picks tests'
-	@echo '  make test-upstream  upstream'"'"'s test_progs (selftests/upstream/tests) on base, then'
-	@echo '                   patched: patched must pass every test base passes'
+	@echo '  make test-upstream  upstream'"'"'s test_progs (selftests/upstream/tests) on patched:'
+	@echo '                   every test and subtest passes (UPSTREAM_KERNELS="base patched":'
+	@echo '                   patched passes at least what base passes)'
 	@echo '  make test-pack   the pack allocator host tests (make -C bpf-prog-pack bench|fuzz)'
 	@echo '  make test-hibernate  hibernate and resume HIBERNATE_CYCLES times, a boot each, with'
 	@echo '                   programs, packs and trampolines live (HIBERNATE_KERNEL=base too)'
-	@echo '  make test-numa   the guest suite on 2- and 4-node NUMA guests (~13 min; CI runs it'
-	@echo '                   when guest/numa-tested is out of date)'
-	@echo '  make test-debug  the guest suite on a KASAN, lockdep, DEBUG_VM, kmemleak kernel'
-	@echo '                   (~35 min; CI runs it when guest/debug-tested is out of date)'
+	@echo '  make test-numa   the guest suite on 2- and 4-node NUMA guests (~12 min)'
+	@echo '  make test-debug  the guest suite on a KASAN, lockdep, DEBUG_VM, kmemleak kernel, on'
+	@echo '                   2 NUMA nodes (~35 min; CI runs it when guest/debug-tested is out'
+	@echo '                   of date)'
+	@echo '  make test-debian the guest suite and the churn demo on the series built with'
+	@echo '                   Debian'"'"'s configuration, on a 4-node AMD guest (~25 min; CI runs'
+	@echo '                   it when guest/debian-tested is out of date)'
 	@echo '  make bench       base, patched and the Debian binary kernel side by side: churn, scale to'
 	@echo '                   100k programs, random churn, trampoline attach/detach, timed in'
 	@echo '                   guest instructions (icount);'
@@ -144,8 +149,9 @@ $(B)/series-check/.source: $(B)/source-version
 	$(call unpack,series-check)
 	$(Q)cp $< $@
 
-# patched, and debug: the same series under debug options (guest/debug.fragment)
-$(B)/patched/.source $(B)/debug/.source: $(B)/%/.source: $(B)/source-version patches/series $(PATCHES)
+# patched, and the same series under debug options (guest/debug.fragment) and
+# under Debian's configuration (make test-debian)
+$(B)/patched/.source $(B)/debug/.source $(B)/debian/.source: $(B)/%/.source: $(B)/source-version patches/series $(PATCHES)
 	$(call unpack,$*)
 	$(Q)guest/apply-series.sh patches $(B)/$*/linux
 	$(Q)cp $< $@
@@ -162,6 +168,28 @@ $(B)/%/linux/.config: $(B)/%/.source $$(call fragments,$$*) guest/check-config.s
 		$(addprefix $(CURDIR)/,$(call fragments,$*)) >> $(CURDIR)/$(B)/logs/config-$*.log 2>&1
 	$(Q)$(MAKE) -s -C $(B)/$*/linux ARCH=x86_64 olddefconfig >> $(B)/logs/config-$*.log 2>&1
 	$(Q)for f in $(call fragments,$*); do guest/check-config.sh $$f $@; done
+
+# Debian's configuration of this kernel (linux-image-6.1.0-N-amd64's, which
+# guest/distro-kernel.sh unpacks), every module turned off (mod2noconfig: the
+# guest loads none of Debian's), what the tests need added back
+# (guest/debian.fragment); every hardening and mitigation option Debian
+# builds in must survive (guest/hardening).
+DEBIAN_CONFIG := guest/debian.fragment guest/hardening guest/check-config.sh guest/distro-kernel.sh
+$(B)/debian/linux/.config: $(B)/debian/.source $(DEBIAN_CONFIG)
+	$(call stage,configure debian: Debian's configuration + mod2noconfig + guest/debian.fragment)
+	$(Q)r=$$(guest/distro-kernel.sh $(B)/distro) && cp $(B)/distro/boot/config-$$r $(B)/debian/config && \
+		echo "  CONFIG  config-$$r of Debian's linux-image-$$r" | tee $(B)/logs/config-debian.log
+	$(Q)cp $(B)/debian/config $@
+	$(Q)for t in olddefconfig mod2noconfig; do \
+		$(MAKE) -s -C $(B)/debian/linux ARCH=x86_64 $$t >> $(B)/logs/config-debian.log 2>&1; done
+	$(Q)cd $(B)/debian/linux && scripts/kconfig/merge_config.sh -m .config \
+		$(CURDIR)/guest/debian.fragment >> $(CURDIR)/$(B)/logs/config-debian.log 2>&1
+	$(Q)$(MAKE) -s -C $(B)/debian/linux ARCH=x86_64 olddefconfig >> $(B)/logs/config-debian.log 2>&1
+	$(Q)guest/check-config.sh guest/debian.fragment $@
+	$(Q)guest/check-config.sh --hardening guest/hardening $(B)/debian/config $@ | \
+		tee -a $(B)/logs/config-debian.log
+	$(Q)echo "  CONFIG  $$(grep -c '=y$$' $@) options built in, $$(grep -c '=m$$' $@) modules" | \
+		tee -a $(B)/logs/config-debian.log
 
 $(B)/%/bzImage: $(B)/%/linux/.config
 	$(call stage,build $* kernel (make -j$(JOBS) bzImage modules; log: $(B)/logs/build-$*.log))
@@ -300,9 +328,15 @@ test-guest: $(B)/patched/initramfs.cpio
 	$(Q)$(call guest_run,patched,guest-patched,$(runner_cmd))
 	$(Q)guest/check-log.sh $(B)/logs/guest-patched.log runner
 
+# Booted with nohugevmalloc, packs are 4K: the tests of what backs a pack
+# and what it costs.  Stress that is the same on 4K packs (concurrency,
+# struct_ops, tramp_churn, the kernel's own suites) is left to the boot above.
+NOHUGE_TESTS := bad_input bpf_jit churn direct_map fault_injection kunit_vmalloc_huge module_space \
+	no_wx pack_latency prog_pack ptdump_race tramp_correct vmalloc_ptdump kernel_log
 test-nohuge: $(B)/patched/initramfs.cpio
-	$(call stage,guest suite on the patched kernel booted with nohugevmalloc)
-	$(Q)$(call guest_run,patched,guest-nohuge,nohugevmalloc $(runner_cmd))
+	$(call stage,guest suite on the patched kernel booted with nohugevmalloc ($(words $(NOHUGE_TESTS)) tests))
+	$(Q)$(call guest_run,patched,guest-nohuge,nohugevmalloc $(if $(RUNNER_ARGS),$(runner_cmd),\
+		guest_cmd=runner$(shell printf ',-t,%s' $(NOHUGE_TESTS)))))
 	$(Q)guest/check-log.sh $(B)/logs/guest-nohuge.log runner
 
 # The trampoline and struct_ops tests once more, on an AMD Zen guest (EPYC)
@@ -323,44 +357,38 @@ test-tramp: $(B)/$(TRAMP_KERNEL)/initramfs.cpio
 		guest_cmd=runner$(shell printf ',-t,%s' $(TRAMP_TESTS) && printf ',%s' -a expect-thunks $(RUNNER_ARGS)))
 	$(Q)guest/check-log.sh $(B)/logs/tramp-$(TRAMP_KERNEL).log runner
 
-# Upstream's test_progs on base, then on patched, as test-tramp boots them
-# (retpolines and return thunks on, single-threaded TCG).  The patched kernel
-# must pass every test base passes; guest/upstream-compare.sh judges both logs
-# test by test.
-test-upstream: $(B)/base/initramfs-upstream.cpio $(B)/patched/initramfs-upstream.cpio
-	$(Q)for k in base patched; do \
+# Upstream's test_progs on the patched kernel, as test-tramp boots it
+# (retpolines and return thunks on, single-threaded TCG): every test and
+# every subtest must pass (guest/upstream-compare.sh --one).
+# UPSTREAM_KERNELS="base patched" boots base first, and then patched must
+# pass every test, and at least the subtests, that base passes.
+UPSTREAM_KERNELS := patched
+test-upstream: $(foreach k,$(UPSTREAM_KERNELS),$(B)/$(k)/initramfs-upstream.cpio)
+	$(Q)for k in $(UPSTREAM_KERNELS); do \
 		printf '[%4ds] %s\n' $$(( $$(date +%s) - $(T0) )) "upstream test_progs ($(words $(UPSTREAM_TESTS)) tests) on $$k"; \
 		$(THUNK_BOOT) guest/run-qemu.sh $(B)/$$k/bzImage $(B)/$$k/initramfs-upstream.cpio \
 			$(B)/logs/upstream-$$k.log spectre_v2=retpoline guest_cmd=test_progs$(if $(V:0=),$(,)-v); \
 	done
-	$(Q)guest/upstream-compare.sh $(B)/logs/upstream-base.log $(B)/logs/upstream-patched.log \
-		$(UPSTREAM_TESTS) | tee $(B)/logs/upstream.log
+	$(Q)guest/upstream-compare.sh $(if $(filter base,$(UPSTREAM_KERNELS)),$(B)/logs/upstream-base.log,--one) \
+		$(B)/logs/upstream-patched.log $(UPSTREAM_TESTS) | tee $(B)/logs/upstream.log
+
+# What a suite boot runs: the runner, its tests, BPF programs and modules.
+SUITE_SRCS := $(sort $(wildcard selftests/*.[ch] selftests/prog_tests/*.c selftests/lib/*.[ch] \
+	selftests/kmod/*.c selftests/progs/*.c)) guest/log-patterns guest/log-allowed
 
 # The guest suite on NUMA guests of 2 and 4 nodes sharing the same 2 GiB
 # (guest/run-qemu.sh NUMA=N): a pack is 2 MiB a node, 4 and 8 MiB there.
-# Two suite boots take about 13 minutes, so, as with the debug kernel, a
-# pass is recorded in guest/numa-tested, and CI (test-numa-if-changed) runs
-# it again when the series, the guest config, the launcher or a test changes.
+# CI boots the debug kernel on 2 nodes (test-debug) and the Debian-
+# configuration kernel on 4 (test-debian); this runs the patched kernel on
+# both, in about 12 minutes.
 NUMA_NODES := 2 4
-NUMA_INPUTS := patches/series $(PATCHES) guest/config.fragment guest/run-qemu.sh guest/init \
-	$(sort $(wildcard selftests/*.[ch] selftests/prog_tests/*.c selftests/lib/*.[ch] \
-		selftests/kmod/*.c selftests/progs/*.c))
-
 test-numa: $(B)/patched/initramfs.cpio
 	$(Q)for n in $(NUMA_NODES); do \
 		printf '[%4ds] %s\n' $$(( $$(date +%s) - $(T0) )) "guest suite on a $$n-node guest"; \
 		NUMA=$$n $(call guest_run,patched,guest-numa$$n,$(runner_cmd)); \
 		guest/check-log.sh $(B)/logs/guest-numa$$n.log runner; \
 	done
-	$(Q)guest/summary.sh $(foreach n,$(NUMA_NODES),$(B)/logs/guest-numa$(n).log) | \
-		tee $(B)/logs/numa-summary.log
-	$(Q)$(if $(RUNNER_ARGS),:,for n in $(NUMA_NODES); do echo "### $$n nodes"; \
-		cat $(B)/logs/guest-numa$$n.log; done > $(B)/logs/numa-all.log && \
-		cat $(B)/logs/numa-summary.log >> $(B)/logs/numa-all.log && \
-		guest/stamp.sh write guest/numa-tested $(B)/logs/numa-all.log $(NUMA_INPUTS))
-
-test-numa-if-changed:
-	$(Q)$(call run_if_changed,guest/numa-tested,$(NUMA_INPUTS),test-numa)
+	$(Q)guest/summary.sh $(foreach n,$(NUMA_NODES),$(B)/logs/guest-numa$(n).log)
 
 # Hibernation for real, HIBERNATE_CYCLES times in a row: the runner's
 # hibernation test writes an image to a swap disk and powers off, the next
@@ -394,16 +422,18 @@ test-harness: $(B)/patched/initramfs.cpio
 	$(Q)! grep -q '^#- [^ ]*: FAIL' $(B)/logs/harness.log
 
 # The same suite on the debug kernel: KASAN, lockdep, DEBUG_VM, kmemleak,
-# then upstream's test_progs on it, every test to pass.
+# on a 2-node NUMA guest (4 MiB packs of 2 PMDs), then upstream's
+# test_progs on it, every test to pass.
 # It takes about 35 minutes here, too long for every CI run, so a pass is
 # recorded in guest/debug-tested against a hash of what it tested, and CI
 # (test-debug-if-changed) runs it whenever that hash no longer matches:
-# on every change to the series or the kernel configs.
-DEBUG_INPUTS := patches/series $(PATCHES) guest/config.fragment guest/debug.fragment
+# on every change to the series, the kernel configs or a test.
+DEBUG_INPUTS := patches/series $(PATCHES) guest/config.fragment guest/debug.fragment \
+	guest/run-qemu.sh guest/init $(SUITE_SRCS)
 
 test-debug: $(B)/debug/initramfs-upstream.cpio
-	$(call stage,guest suite on the debug kernel (guest/debug.fragment))
-	$(Q)GUEST_TIMEOUT=$(DEBUG_TIMEOUT) $(call guest_run,debug,guest-debug,$(runner_cmd))
+	$(call stage,guest suite on the debug kernel (guest/debug.fragment)$(,) 2 nodes)
+	$(Q)NUMA=2 GUEST_TIMEOUT=$(DEBUG_TIMEOUT) $(call guest_run,debug,guest-debug,$(runner_cmd))
 	$(Q)guest/check-log.sh $(B)/logs/guest-debug.log runner
 	$(call stage,upstream test_progs on the debug kernel)
 	$(Q)$(THUNK_BOOT) GUEST_TIMEOUT=$(DEBUG_TIMEOUT) guest/run-qemu.sh $(B)/debug/bzImage \
@@ -418,6 +448,37 @@ test-debug: $(B)/debug/initramfs-upstream.cpio
 
 test-debug-if-changed:
 	$(Q)$(call run_if_changed,guest/debug-tested,$(DEBUG_INPUTS),test-debug)
+
+# The guest suite, then the churn demo, on the series built with Debian's
+# configuration (see $(B)/debian/linux/.config above), booted as users run
+# it: default command line, an AMD Zen guest (EPYC) so that the mitigations
+# Debian builds in are on (retpolines, return thunks, SRSO), and 4 NUMA
+# nodes, so that packs are 8 MiB.  Debian does not force the JIT on
+# (BPF_JIT_ALWAYS_ON), so bpf_jit then expects a JIT it can turn off.  A
+# 15-minute build and a 12-minute run: recorded in guest/debian-tested, and
+# CI (test-debian-if-changed) runs it again when the series, the config or
+# a test changes.
+DEBIAN_BOOT := CPU=EPYC NUMA=4 GUEST_TIMEOUT=$(DEBIAN_TIMEOUT)
+DEBIAN_INPUTS := patches/series $(PATCHES) $(DEBIAN_CONFIG) guest/run-qemu.sh guest/init $(SUITE_SRCS)
+test-debian: $(B)/debian/initramfs.cpio
+	$(call stage,guest suite on the Debian-configuration kernel (EPYC$(,) 4 nodes))
+	$(Q)jit=$$(grep -qx CONFIG_BPF_JIT_ALWAYS_ON=y $(B)/debian/linux/.config || echo ,-a,jit-optional); \
+		$(DEBIAN_BOOT) $(call guest_run,debian,guest-debian,$(runner_cmd)$$jit)
+	$(Q)guest/check-log.sh $(B)/logs/guest-debian.log runner
+	$(call stage,churn demo on the Debian-configuration kernel: $(CHURN))
+	$(Q)$(DEBIAN_BOOT) CLOCK=icount $(call guest_run,debian,churn-debian,guest_cmd=$(CHURN))
+	$(Q)guest/check-log.sh $(B)/logs/churn-debian.log command
+	$(Q)guest/churn-table.sh $(B)/logs/churn-debian.log | tee $(B)/logs/churn-debian-table.log
+	$(Q)awk '$$1 ~ /^(l2_splits|l3_splits|DirectMap4k_kB|dmap_4K)$$/ && $$4 != "+0" { \
+		print "churn demo: " $$1 " moved by " $$4; bad = 1 } END { exit bad }' \
+		$(B)/logs/churn-debian-table.log
+	$(Q)$(if $(RUNNER_ARGS),:,{ grep -E '^(  CONFIG|hardening:)' $(B)/logs/config-debian.log | \
+		sed 's/^ */### /'; cat $(B)/logs/guest-debian.log; \
+		echo '### churn demo'; cat $(B)/logs/churn-debian-table.log; } > $(B)/logs/debian-all.log && \
+		guest/stamp.sh write guest/debian-tested $(B)/logs/debian-all.log $(DEBIAN_INPUTS))
+
+test-debian-if-changed:
+	$(Q)$(call run_if_changed,guest/debian-tested,$(DEBIAN_INPUTS),test-debian)
 
 test: test-host test-pack test-guest test-nohuge test-tramp test-upstream test-hibernate test-harness
 	$(call stage,results)

@@ -27,20 +27,7 @@ say() { printf '[%4ds] %s\n' $(( $(date +%s) - t0 )) "$*"; }
 
 # Debian's own kernel for the source version: unpacked, never installed.
 distro_image() {
-	local want pkg p v
-	want=$(dpkg-query -W -f='${Version}' linux-source-6.1)
-	for p in $(apt-cache pkgnames linux-image-6.1.0- | grep -E '^linux-image-6\.1\.0-[0-9]+-amd64$' | sort -V); do
-		v=$(apt-cache show --no-all-versions "$p" | awk '/^Version:/ { print $2 }')
-		pkg=${pkg:-$p}
-		[ "$v" = "$want" ] && { pkg=$p; break; }
-	done
-	[ -n "$pkg" ] || { echo "bench: no linux-image-6.1.0-*-amd64 in the apt cache" >&2; return 1; }
-	if ! ls $out/distro/boot/vmlinuz-* >/dev/null 2>&1; then
-		mkdir -p $out/deb $out/distro
-		(cd $out/deb && apt-get download -q -o APT::Sandbox::User=root "$pkg" >/dev/null)
-		dpkg-deb -x $out/deb/"$pkg"_*.deb $out/distro
-	fi
-	ls $out/distro/boot/vmlinuz-* | head -n 1
+	echo build/distro/boot/vmlinuz-$(guest/distro-kernel.sh build/distro)
 }
 
 # boot K LOG SEED [OPTIONS]: one guest run of the workloads on kernel K,

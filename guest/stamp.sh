@@ -1,6 +1,7 @@
 #!/bin/bash
 # Records of slow suites' last passing runs (guest/debug-tested,
-# guest/cross-tested), which CI reruns only when what they tested changed:
+# guest/debian-tested, guest/cross-tested), which CI reruns only when what
+# they tested changed:
 #   stamp.sh write STAMP LOG INPUTS...   after a pass: the hash of INPUTS,
 #                                        the date, and the run's results
 #   stamp.sh check STAMP INPUTS...       0 if STAMP is a record of these INPUTS
