@@ -336,7 +336,7 @@ NOHUGE_TESTS := bad_input bpf_jit churn direct_map fault_injection kunit_vmalloc
 test-nohuge: $(B)/patched/initramfs.cpio
 	$(call stage,guest suite on the patched kernel booted with nohugevmalloc ($(words $(NOHUGE_TESTS)) tests))
 	$(Q)$(call guest_run,patched,guest-nohuge,nohugevmalloc $(if $(RUNNER_ARGS),$(runner_cmd),\
-		guest_cmd=runner$(shell printf ',-t,%s' $(NOHUGE_TESTS)))))
+		guest_cmd=runner$(shell printf ',-t,%s' $(NOHUGE_TESTS))))
 	$(Q)guest/check-log.sh $(B)/logs/guest-nohuge.log runner
 
 # The trampoline and struct_ops tests once more, on an AMD Zen guest (EPYC)
