@@ -16,9 +16,9 @@
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "lib/sys.h"
 #include "test_runner.h"
 
 #define DEFINE_TEST(name) void test_##name(void);
@@ -278,14 +278,6 @@ static void usage(const char *prog)
 	exit(2);
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 int main(int argc, char **argv)
 {
 	double secs[sizeof(tests) / sizeof(tests[0])], t0;
@@ -314,9 +306,9 @@ int main(int argc, char **argv)
 			puts(tests[i].name);
 			continue;
 		}
-		t0 = now_s();
+		t0 = now_ms();
 		run_test(&tests[i], i + 1);
-		secs[i] = now_s() - t0;
+		secs[i] = (now_ms() - t0) / 1e3;
 	}
 	if (opt.list)
 		return 0;

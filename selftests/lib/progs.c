@@ -46,7 +46,7 @@ int load_filter(unsigned int insns, int ret)
 	return fd < 0 ? -errno : fd;
 }
 
-static int load_fill(void)
+int load_fill(void)
 {
 	return load_filter(FILL_INSNS, 0);
 }

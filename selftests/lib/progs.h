@@ -17,6 +17,10 @@
  */
 int load_filter(unsigned int insns, int ret);
 
+/* A socket filter of FILL_INSNS instructions that returns 0, as load_filter(). */
+#define FILL_INSNS 30000
+int load_fill(void);
+
 struct sock_filter;
 
 /*
@@ -36,7 +40,6 @@ struct pack_stats;
  * pack it made is gone on return.  The fds of the rest go to @fds (at most
  * @max): returns how many, or -errno.
  */
-#define FILL_INSNS 30000
 int packs_fill(const struct pack_stats *st, int (*load)(void), int *fds, int max);
 
 /* Number of BPF programs alive in the system, or -errno. */

@@ -56,6 +56,22 @@ int read_file(const char *path, char *buf, size_t size)
 	return err ?: (int)len;
 }
 
+int drain_file(const char *path)
+{
+	char buf[1 << 16];
+	int fd = open(path, O_RDONLY), err = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		;
+	if (n < 0)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
 int write_file(const char *path, const char *text)
 {
 	int fd = open(path, O_WRONLY), err = 0;
@@ -188,14 +204,6 @@ int raise_nofile(unsigned long n)
 		return 0;
 	rl.rlim_cur = rl.rlim_max = n;
 	return setrlimit(RLIMIT_NOFILE, &rl) ? -errno : 0;
-}
-
-double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 uint64_t kallsyms_addr(const char *name)

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 /* A /proc/vmstat counter, or -1 when the kernel has none by that name. */
 long long read_vmstat(const char *name);
@@ -14,6 +15,11 @@ long long read_meminfo_kb(const char *name);
 /* Reads a whole small file into buf (NUL-terminated); returns length or -errno. */
 int read_file(const char *path, char *buf, size_t size);
 int write_file(const char *path, const char *text);
+/*
+ * Reads @path to its end and throws the text away, as a reader like cat
+ * makes the kernel print it all: 0 or -errno.
+ */
+int drain_file(const char *path);
 /* Does /proc/cmdline contain the word @word? */
 bool cmdline_has(const char *word);
 
@@ -52,7 +58,13 @@ int raise_nofile(unsigned long n);
 /* The address /proc/kallsyms gives @name (root sees real ones), or 0. */
 uint64_t kallsyms_addr(const char *name);
 
-/* Milliseconds of CLOCK_MONOTONIC. */
-double now_ms(void);
+/* Milliseconds of CLOCK_MONOTONIC (inline: the host runner has no sys.c). */
+static inline double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
 
 #endif

@@ -22,7 +22,6 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include "../checks.h"
@@ -58,11 +57,6 @@ static int load_small(void)
 	return load_filter(FILTER_MIN_INSNS, 0);
 }
 
-static int load_big(void)
-{
-	return load_filter(FILL_INSNS, 0);
-}
-
 /*
  * Loads and frees a program no pack has room for, and lets the free
  * finish: a pack made and freed each time.
@@ -73,7 +67,7 @@ static void *pack_maker(void *arg)
 
 	atomic_store(&side_err, pin(1));
 	while (!atomic_load(&side_err) && !atomic_load(&stop)) {
-		fd = load_big();
+		fd = load_fill();
 		if (fd < 0) {
 			atomic_store(&side_err, fd);
 			break;
@@ -88,19 +82,9 @@ static void *pack_maker(void *arg)
 
 static void *stats_reader(void *arg)
 {
-	static char buf[1 << 16];
-	int fd;
-
 	atomic_store(&side_err, pin(1));
 	while (!atomic_load(&side_err) && !atomic_load(&stop)) {
-		fd = open(PACKSTATS_PATH, O_RDONLY);
-		if (fd < 0) {
-			atomic_store(&side_err, -errno);
-			break;
-		}
-		while (read(fd, buf, sizeof(buf)) > 0)
-			;
-		close(fd);
+		atomic_store(&side_err, drain_file(PACKSTATS_PATH));
 		/* the CPU is the pack maker's too */
 		usleep(DELAY_MS * 1000);
 	}
@@ -166,7 +150,7 @@ static void latency(void)
 	}
 	if (!ASSERT_OK(packstats_read(&st), "read " PACKSTATS_PATH))
 		goto out;
-	n = packs_fill(&st, load_big, fill + nfill, MAX_FILL - nfill);
+	n = packs_fill(&st, load_fill, fill + nfill, MAX_FILL - nfill);
 	if (!ASSERT_GE(n, 0, "fill the packs"))
 		goto out;
 	nfill += n;

@@ -11,7 +11,6 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include "../checks.h"
@@ -35,34 +34,22 @@ static atomic_int walks;
 /* Reads the kernel page tables again and again until told to stop. */
 static void *reader(void *arg)
 {
-	static char buf[1 << 16];
-	int fd;
-
 	(void)arg;
 	while (!atomic_load(&stop)) {
-		fd = open(PTDUMP_PATH, O_RDONLY);
-		if (fd < 0) {
+		if (drain_file(PTDUMP_PATH)) {
 			atomic_store(&walks, -1);
 			break;
 		}
-		while (read(fd, buf, sizeof(buf)) > 0)
-			;
-		close(fd);
 		atomic_fetch_add(&walks, 1);
 	}
 	return NULL;
-}
-
-static int load_big(void)
-{
-	return load_filter(FILL_INSNS, 0);
 }
 
 /* Loads big programs until the statistics count @huge huge packs and @fallbacks fallbacks. */
 static bool load_until(long long huge, long long fallbacks, struct pack_stats *st)
 {
 	while (nfds < MAX_PROGS) {
-		int fd = load_big();
+		int fd = load_fill();
 
 		if (!ASSERT_GE(fd, 0, "load"))
 			return false;
@@ -94,7 +81,7 @@ static void race(void)
 	    !ASSERT_OK(packstats_read(&base), "read " PACKSTATS_PATH))
 		return;
 	/* room in the packs there are would take the programs */
-	nfill = packs_fill(&base, load_big, fds, MAX_PROGS);
+	nfill = packs_fill(&base, load_fill, fds, MAX_PROGS);
 	if (!ASSERT_GE(nfill, 0, "fill the packs there are"))
 		goto out;
 	nfds = nfill;
