@@ -282,6 +282,15 @@ initramfs: $(B)/patched/initramfs.cpio $(B)/base/initramfs.cpio
 # base and patched run the same binary; bpf_testmod.ko is built for each.
 # Its files ride in a second cpio archive after the guest's own.
 UPSTREAM_TESTS := $(shell sed -e 's/\#.*//' -e '/^ *$$/d' selftests/upstream/tests)
+# Left out of every run, with why:
+#  bpf_cookie/perf_event: a cpu-clock perf event in frequency mode (1,000 a
+#  second); under TCG the period it adapts to after its first samples often
+#  outlasts burn_cpu()'s loop, so the second program never runs.  It failed
+#  on base as on patched (base 5 boots of 5, patched 3 of 4; it passes on
+#  the slower debug kernel); libbpf's CI, in VMs, leaves it out too.  The
+#  series treats a perf-event program's JIT image as any other.
+UPSTREAM_DENY := bpf_cookie/perf_event
+upstream_cmd = guest_cmd=test_progs$(foreach d,$(UPSTREAM_DENY),$(,)-d$(,)$(d))
 $(B)/test_progs/test_progs: FORCE $(B)/patched/bzImage | deps
 	$(Q)$(MAKE) -s -C selftests/upstream -j$(JOBS) TREE=$(CURDIR)/$(B)/patched/linux \
 		VMLINUX=$(CURDIR)/$(B)/patched/linux/vmlinux OUTPUT=$(CURDIR)/$(B)/test_progs V=$(V)
@@ -367,7 +376,7 @@ test-upstream: $(foreach k,$(UPSTREAM_KERNELS),$(B)/$(k)/initramfs-upstream.cpio
 	$(Q)for k in $(UPSTREAM_KERNELS); do \
 		printf '[%4ds] %s\n' $$(( $$(date +%s) - $(T0) )) "upstream test_progs ($(words $(UPSTREAM_TESTS)) tests) on $$k"; \
 		$(THUNK_BOOT) guest/run-qemu.sh $(B)/$$k/bzImage $(B)/$$k/initramfs-upstream.cpio \
-			$(B)/logs/upstream-$$k.log spectre_v2=retpoline guest_cmd=test_progs$(if $(V:0=),$(,)-v); \
+			$(B)/logs/upstream-$$k.log spectre_v2=retpoline $(upstream_cmd)$(if $(V:0=),$(,)-v); \
 	done
 	$(Q)guest/upstream-compare.sh $(if $(filter base,$(UPSTREAM_KERNELS)),$(B)/logs/upstream-base.log,--one) \
 		$(B)/logs/upstream-patched.log $(UPSTREAM_TESTS) | tee $(B)/logs/upstream.log
@@ -437,7 +446,7 @@ test-debug: $(B)/debug/initramfs-upstream.cpio
 	$(Q)guest/check-log.sh $(B)/logs/guest-debug.log runner
 	$(call stage,upstream test_progs on the debug kernel)
 	$(Q)$(THUNK_BOOT) GUEST_TIMEOUT=$(DEBUG_TIMEOUT) guest/run-qemu.sh $(B)/debug/bzImage \
-		$< $(B)/logs/upstream-debug-run.log spectre_v2=retpoline guest_cmd=test_progs
+		$< $(B)/logs/upstream-debug-run.log spectre_v2=retpoline $(upstream_cmd)
 	$(Q)guest/upstream-compare.sh --one $(B)/logs/upstream-debug-run.log $(UPSTREAM_TESTS) | \
 		tee $(B)/logs/upstream-debug.log
 	$(Q)guest/summary.sh $(B)/logs/guest-debug.log $(B)/logs/upstream-debug.log | \
