@@ -33,8 +33,23 @@ bool all_trap(const void *p, size_t len)
 	return true;
 }
 
+unsigned long shrink(unsigned long nr_pages)
+{
+	struct shrink_control sc = { .nr_to_scan = nr_pages };
+	unsigned long n = shim.shrinker->count_objects(shim.shrinker, &sc);
+
+	/* as do_shrink_slab(): nothing to count, no scan */
+	if (!n || n == SHRINK_EMPTY)
+		return 0;
+	if (!nr_pages)
+		sc.nr_to_scan = n;
+	return shim.shrinker->scan_objects(shim.shrinker, &sc);
+}
+
 bool pack_idle(void)
 {
+	pack_set_idle_secs("0");
+	pack_set_idle_secs("600");
 	return pack_nr() == 0 && shim.areas == 0 && shim.kzallocs == 0 &&
 	       pack_oversized_count() == 0 && pack_oversized_bytes() == 0;
 }

@@ -12,7 +12,14 @@ void prog_free(struct bpf_binary_header *hdr);
 unsigned int prog_chunks(u32 size);
 /* Every byte of [p, p + len) is the trap. */
 bool all_trap(const void *p, size_t len);
-/* Frees everything the allocator holds; true when nothing leaked. */
+/*
+ * Reclaim as the kernel does it: asks the shrinker how many pages it can
+ * free, then for @nr_pages of them (all of them if 0): the pages freed,
+ * or SHRINK_STOP.  The shrinker frees only while pages are short
+ * (shim.pages_short).
+ */
+unsigned long shrink(unsigned long nr_pages);
+/* Drops the cached packs (idle_secs 0, and back); true when then nothing is left. */
 bool pack_idle(void);
 
 #endif

@@ -83,6 +83,38 @@ unsigned long pack_image_bytes(void)
 	return image_bytes;
 }
 
+unsigned long pack_cached_count(void)
+{
+	return packs_cached;
+}
+
+void pack_mutex_hold(bool hold)
+{
+	if (hold)
+		mutex_lock(&pack_mutex);
+	else
+		mutex_unlock(&pack_mutex);
+}
+
+int pack_set_idle_secs(const char *val)
+{
+	struct kernel_param kp = { .arg = &idle_secs };
+
+	return idle_secs_ops.set(val, &kp);
+}
+
+int pack_set_reserve(const char *val)
+{
+	struct kernel_param kp = { .arg = &reserve };
+
+	return reserve_ops.set(val, &kp);
+}
+
+void pack_forget_fill(void)
+{
+	pack_fill = NULL;
+}
+
 void pack_pred_flush(void (*flush)(void))
 {
 	shim_call_bpf_arch_pred_flush = flush ?: shim_nop;

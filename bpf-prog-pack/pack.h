@@ -29,6 +29,16 @@ unsigned long pack_oversized_bytes(void);
 /* trampoline and struct_ops images: how many, and their chunks' bytes */
 unsigned long pack_image_count(void);
 unsigned long pack_image_bytes(void);
+/* Empty huge packs kept for reuse. */
+unsigned long pack_cached_count(void);
+/* Takes pack_mutex (true) or drops it, as a load in progress holds it. */
+void pack_mutex_hold(bool hold);
+/* Writes the bpf_prog_pack.idle_secs parameter: 0 or -errno. */
+int pack_set_idle_secs(const char *val);
+/* Writes the bpf_prog_pack.reserve parameter: 0 or -errno. */
+int pack_set_reserve(const char *val);
+/* Forgets the arch's trap fill, as at boot before the first program. */
+void pack_forget_fill(void);
 /* Turns the predictor-flush steering on with @flush as the flush, or off. */
 void pack_pred_flush(void (*flush)(void));
 

@@ -14,7 +14,14 @@ static int areas_used;		/* high-water mark of areas[] */
 
 void shim_reset(void)
 {
+	/* registered once, at start-up, as in the kernel */
+	struct shrinker *shrinker = shim.shrinker;
+	struct notifier_block *vmap_purge = shim.vmap_purge;
+
+	shim_drop_works();
 	memset(&shim, 0, sizeof(shim));
+	shim.shrinker = shrinker;
+	shim.vmap_purge = vmap_purge;
 	shim.fail_huge = shim.fail_module_alloc = shim.fail_kzalloc = shim.fail_set_memory = -1;
 	shim.fail_xa_store = -1;
 }
@@ -47,6 +54,15 @@ void mutex_lock(struct mutex *m)
 	pthread_mutex_lock(&m->lock);
 	m->owner = pthread_self();
 	m->held = true;
+}
+
+int mutex_trylock(struct mutex *m)
+{
+	if (pthread_mutex_trylock(&m->lock))
+		return 0;
+	m->owner = pthread_self();
+	m->held = true;
+	return 1;
 }
 
 void mutex_unlock(struct mutex *m)
@@ -347,6 +363,146 @@ int bpf_arch_text_invalidate(void *dst, size_t len)
 void shim_fill_trap(void *area, unsigned int size)
 {
 	memset(area, SHIM_TRAP, size);
+}
+
+/* --- time, work, shrinker, parameters ----------------------------------- */
+unsigned long jiffies = 1000;
+
+/* Every work ever queued: prog_pack.c has two. */
+static struct work_struct *works[4];
+
+static void queue(struct work_struct *w, unsigned long delay)
+{
+	size_t i;
+
+	w->pending = true;
+	w->due = jiffies + delay;
+	for (i = 0; i < ARRAY_SIZE(works) && works[i] && works[i] != w; i++)
+		;
+	if (i == ARRAY_SIZE(works))
+		shim_warn(__FILE__, __LINE__, "too many works\n");
+	else
+		works[i] = w;
+}
+
+bool schedule_work(struct work_struct *w)
+{
+	if (w->pending)
+		return false;
+	queue(w, 0);
+	return true;
+}
+
+bool schedule_delayed_work(struct delayed_work *dw, unsigned long delay)
+{
+	if (dw->work.pending)
+		return false;
+	queue(&dw->work, delay);
+	return true;
+}
+
+bool mod_delayed_work(void *wq, struct delayed_work *dw, unsigned long delay)
+{
+	bool was = dw->work.pending;
+
+	(void)wq;
+	queue(&dw->work, delay);
+	return was;
+}
+
+struct work_struct *shim_next_work(void)
+{
+	struct work_struct *next = NULL;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(works) && works[i]; i++)
+		if (works[i]->pending && (!next || time_after(next->due, works[i]->due)))
+			next = works[i];
+	return next;
+}
+
+bool shim_run_work(void)
+{
+	struct work_struct *w = shim_next_work();
+
+	if (!w)
+		return false;
+	if (time_after(w->due, jiffies))
+		jiffies = w->due;
+	w->pending = false;
+	w->fn(w);
+	return true;
+}
+
+bool flush_delayed_work(struct delayed_work *dw)
+{
+	if (!dw->work.pending)
+		return false;
+	dw->work.pending = false;
+	dw->work.fn(&dw->work);
+	return true;
+}
+
+int shim_run_due_works(void)
+{
+	int n = 0;
+
+	while (shim_next_work() && !time_after(shim_next_work()->due, jiffies) && shim_run_work())
+		n++;
+	return n;
+}
+
+void shim_drop_works(void)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(works) && works[i]; i++)
+		works[i]->pending = false;
+}
+
+struct zone shim_zone;
+
+unsigned long zone_page_state(struct zone *zone, int item)
+{
+	(void)zone;
+	(void)item;
+	return shim.pages_short ? 10 : 1UL << 20;
+}
+
+unsigned long high_wmark_pages(struct zone *zone)
+{
+	(void)zone;
+	return 1000;
+}
+
+int register_shrinker(struct shrinker *s, const char *fmt, ...)
+{
+	(void)fmt;
+	shim.shrinker = s;
+	return 0;
+}
+
+int register_vmap_purge_notifier(struct notifier_block *nb)
+{
+	shim.vmap_purge = nb;
+	return 0;
+}
+
+int param_set_uint_minmax(const char *val, const struct kernel_param *kp,
+			  unsigned int min, unsigned int max)
+{
+	char *end;
+	unsigned long v = strtoul(val, &end, 0);
+
+	if (end == val || v < min || v > max)
+		return -EINVAL;
+	*(unsigned int *)kp->arg = v;
+	return 0;
+}
+
+int param_get_uint(char *buffer, const struct kernel_param *kp)
+{
+	return sprintf(buffer, "%u\n", *(unsigned int *)kp->arg);
 }
 
 /* --- xarray: open addressing on the index, entries never moved but on growth --- */

@@ -10,6 +10,7 @@
 #ifndef BPF_PROG_PACK_SHIM_H
 #define BPF_PROG_PACK_SHIM_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -48,6 +49,9 @@ typedef uint64_t u64;
 	((type *)((char *)(ptr) - offsetof(type, member)))
 #define unlikely(x)	__builtin_expect(!!(x), 0)
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define DIV_ROUND_UP(n, d)	(((n) + (d) - 1) / (d))
+#define READ_ONCE(x)	(*(volatile __typeof__(x) *)&(x))
+#define WRITE_ONCE(x, v)	(*(volatile __typeof__(x) *)&(x) = (v))
 #define ilog2(n)	(BITS_PER_LONG - 1 - __builtin_clzl(n))
 
 /* --- list.h ---------------------------------------------------------- */
@@ -98,10 +102,17 @@ static inline bool list_empty(const struct list_head *head)
 }
 
 #define list_entry(ptr, type, member) container_of(ptr, type, member)
+#define list_first_entry_or_null(head, type, member) \
+	(list_empty(head) ? NULL : list_entry((head)->next, type, member))
 #define list_for_each_entry(pos, head, member)					\
 	for (pos = list_entry((head)->next, __typeof__(*pos), member);		\
 	     &pos->member != (head);						\
 	     pos = list_entry(pos->member.next, __typeof__(*pos), member))
+#define list_for_each_entry_safe(pos, n, head, member)				\
+	for (pos = list_entry((head)->next, __typeof__(*pos), member),		\
+	     n = list_entry(pos->member.next, __typeof__(*pos), member);	\
+	     &pos->member != (head);						\
+	     pos = n, n = list_entry(n->member.next, __typeof__(*n), member))
 
 /* hlist: a NULL head is an empty list, a NULL pprev an unhashed node */
 struct hlist_head {
@@ -163,6 +174,7 @@ struct mutex {
 };
 #define DEFINE_MUTEX(name) struct mutex name = { .lock = PTHREAD_MUTEX_INITIALIZER }
 void mutex_lock(struct mutex *m);
+int mutex_trylock(struct mutex *m);
 void mutex_unlock(struct mutex *m);
 void shim_assert_held(struct mutex *m, const char *file, int line);
 #define lockdep_assert_held(m) shim_assert_held(m, __FILE__, __LINE__)
@@ -177,6 +189,7 @@ void shim_warn(const char *file, int line, const char *fmt, ...);
 })
 #define WARN_ON_ONCE(cond) WARN_ONCE(cond, "%s", #cond)
 #define pr_warn_once(fmt...) shim_warn(__FILE__, __LINE__, fmt)
+#define pr_warn(fmt...) shim_warn(__FILE__, __LINE__, fmt)
 
 /* --- jump_label.h, static_call.h ------------------------------------- */
 struct static_key_false {
@@ -237,6 +250,75 @@ bool is_vm_area_hugepages(const void *addr);
 int set_memory_ro(unsigned long addr, int numpages);
 int set_memory_x(unsigned long addr, int numpages);
 
+/* --- jiffies.h: a clock the tests move ------------------------------- */
+#define HZ 100
+extern unsigned long jiffies;
+#define time_after(a, b) ((long)((b) - (a)) < 0)
+
+/* --- workqueue.h: work queued, and run when a test says --------------- */
+struct work_struct {
+	void (*fn)(struct work_struct *work);
+	bool pending;
+	unsigned long due;	/* jiffies */
+};
+struct delayed_work {
+	struct work_struct work;
+};
+#define DECLARE_WORK(name, f) struct work_struct name = { .fn = (f) }
+#define DECLARE_DELAYED_WORK(name, f) struct delayed_work name = { .work = { .fn = (f) } }
+#define system_wq NULL
+bool schedule_work(struct work_struct *work);
+/* Runs the work now if it is queued, and returns when it is done. */
+bool flush_delayed_work(struct delayed_work *dw);
+bool schedule_delayed_work(struct delayed_work *dw, unsigned long delay);
+bool mod_delayed_work(void *wq, struct delayed_work *dw, unsigned long delay);
+
+/* --- mmzone.h: one zone, short of pages when a test says ------------- */
+struct zone {
+	int unused;
+};
+#define for_each_populated_zone(z) for ((z) = &shim_zone; (z); (z) = NULL)
+extern struct zone shim_zone;
+#define NR_FREE_PAGES	0
+unsigned long zone_page_state(struct zone *zone, int item);
+unsigned long high_wmark_pages(struct zone *zone);
+
+/* --- shrinker.h: registered, then called by the tests ---------------- */
+struct shrink_control {
+	unsigned long nr_to_scan;
+};
+struct shrinker {
+	unsigned long (*count_objects)(struct shrinker *s, struct shrink_control *sc);
+	unsigned long (*scan_objects)(struct shrinker *s, struct shrink_control *sc);
+	int seeks;
+};
+#define DEFAULT_SEEKS	2
+#define SHRINK_STOP	(~0UL)
+#define SHRINK_EMPTY	(~0UL - 1)
+int register_shrinker(struct shrinker *s, const char *fmt, ...);
+
+/* --- notifier.h, vmalloc's purge notifier ---------------------------- */
+struct notifier_block {
+	int (*notifier_call)(struct notifier_block *nb, unsigned long action, void *data);
+};
+#define NOTIFY_DONE	0
+#define NOTIFY_OK	1
+int register_vmap_purge_notifier(struct notifier_block *nb);
+
+/* --- moduleparam.h: parameters are plain variables here -------------- */
+struct kernel_param {
+	void *arg;
+};
+struct kernel_param_ops {
+	int (*set)(const char *val, const struct kernel_param *kp);
+	int (*get)(char *buffer, const struct kernel_param *kp);
+};
+#define module_param_cb(name, ops, arg, perm)
+#define MODULE_PARM_DESC(name, desc)
+int param_set_uint_minmax(const char *val, const struct kernel_param *kp,
+			  unsigned int min, unsigned int max);
+int param_get_uint(char *buffer, const struct kernel_param *kp);
+
 /* --- filter.h -------------------------------------------------------- */
 #define BPF_PROG_CHUNK_SHIFT	6
 #define BPF_PROG_CHUNK_SIZE	BIT(BPF_PROG_CHUNK_SHIFT)
@@ -272,7 +354,10 @@ extern struct shim_state {
 	/* what is live */
 	long areas, huge_areas, kzallocs;
 	long warnings;
+	struct shrinker *shrinker;	/* the shrinker registered */
+	struct notifier_block *vmap_purge;	/* the vmap purge notifier registered */
 	bool no_mprotect;	/* track permissions but leave the pages writable (bench) */
+	bool pages_short;	/* the zone is below its high watermark */
 } shim;
 
 void shim_reset(void);
@@ -281,5 +366,13 @@ const struct shim_area *shim_area_of(const void *addr);
 /* Write into read-only text, as bpf_arch_text_copy() does. */
 void shim_text_copy(void *dst, const void *src, size_t len);
 void shim_fill_trap(void *area, unsigned int size);
+/* Forgets the works queued (shim_reset() does). */
+void shim_drop_works(void);
+/* The work due first: NULL if none is queued. */
+struct work_struct *shim_next_work(void);
+/* Moves jiffies to the time of the work due first and runs it: false if none. */
+bool shim_run_work(void);
+/* Runs the works due now, jiffies unmoved: how many ran. */
+int shim_run_due_works(void);
 
 #endif

@@ -39,6 +39,44 @@ static void test_fallback(void)
 	prog_free(p);
 }
 
+/*
+ * A program goes to a huge pack with room before a 4K one, even an older
+ * one: the 4K pack then empties and is freed, not cached.
+ */
+static void test_prefer_huge(void)
+{
+	enum { BIG = 64 * 1024 };
+	struct bpf_binary_header *p[2 * 2 * 1024 * 1024 / BIG + 1] = {}, *small;
+	unsigned long fallbacks = pack_fallback_count();
+	struct pack_view v;
+	int i, n = 0;
+
+	shim.fail_huge = 0;
+	do {		/* a 4K pack, full */
+		p[n] = prog_alloc(BIG, false);
+	} while (p[n] && pack_nr() == 1 && ++n < (int)(sizeof(p) / sizeof(p[0])));
+	if (!ASSERT_TRUE(p[n] && pack_nr() == 2, "4K pack full, a huge one made") ||
+	    !ASSERT_OK(pack_get(0, &v), "pack") || !ASSERT_FALSE(v.huge, "4K first"))
+		goto out;
+	n++;
+	prog_free(p[0]);	/* room in the older 4K pack */
+	p[0] = NULL;
+	small = prog_alloc(64, false);
+	ASSERT_EQ(pack_index_of(small), 1, "went to the huge pack");
+	prog_free(small);
+	for (i = 0; i < n; i++)
+		if (p[i] && pack_index_of(p[i]) == 0) {
+			prog_free(p[i]);
+			p[i] = NULL;
+		}
+	ASSERT_EQ(pack_nr(), 1, "the 4K pack freed as it emptied");
+	ASSERT_EQ(pack_fallback_count(), fallbacks + 1, "one fallback");
+out:
+	for (i = 0; i < n; i++)
+		if (p[i])
+			prog_free(p[i]);
+}
+
 /* Each failure point of a new pack: NULL, and no pack, area or struct left. */
 static void test_failures(void)
 {
@@ -53,6 +91,8 @@ static void test_failures(void)
 	size_t i;
 
 	for (i = 0; i < sizeof(points) / sizeof(points[0]); i++) {
+		/* the last round's pack is cached: without it, this load needs a new one */
+		ASSERT_TRUE(pack_idle(), "no pack");
 		shim_reset();
 		*points[i].hook = points[i].when;
 		p = prog_alloc(256, false);
@@ -68,6 +108,7 @@ static void test_failures(void)
 		prog_free(p);
 	}
 	/* and for a program larger than a pack */
+	ASSERT_TRUE(pack_idle(), "no pack");
 	shim_reset();
 	shim.fail_set_memory = 1;
 	p = prog_alloc(pack_size + 4096, false);
@@ -109,6 +150,7 @@ void test_edge(void)
 	static const struct pack_case cases[] = {
 		{ "oversized", test_oversized },
 		{ "fallback", test_fallback },
+		{ "prefer_huge", test_prefer_huge },
 		{ "failures", test_failures },
 		{ "images", test_images },
 	};

@@ -3,7 +3,10 @@
  * Seeded random loads and frees, with failures injected, and the
  * allocator's invariants checked after every step (the costly ones every
  * 64 and 2048 steps), and every fourth allocation checked against a best
- * fit worked out from its pack's bitmap.  -a "steps=N seed=S";
+ * fit worked out from its pack's bitmap.  Now and then memory pressure
+ * (the shrinker) or time (the idle work) takes cached packs away, and
+ * the reserve changes.
+ * -a "steps=N seed=S";
  * make test runs a bounded 20,000 steps, make fuzz a long run.
  */
 #include <stdlib.h>
@@ -96,6 +99,34 @@ static bool check_best_fit(unsigned long step, const struct prog *p)
 	return best == pos;
 }
 
+/* @p, just allocated in a 4K pack, had no room in any huge pack. */
+static bool check_prefers_huge(unsigned long step, const struct prog *p)
+{
+	unsigned long n = prog_chunks(p->size), b, e;
+	struct pack_view v;
+	int i;
+
+	pack_get(pack_index_of(p->hdr), &v);
+	if (v.huge)
+		return true;
+	for (i = 0; pack_get(i, &v) == 0; i++) {
+		if (!v.huge)
+			continue;
+		for (b = 0; b < pack_chunks; b = e) {
+			while (b < pack_chunks && chunk_used(&v, b))
+				b++;
+			for (e = b; e < pack_chunks && !chunk_used(&v, e); e++)
+				;
+			if (e - b >= n) {
+				printf("step %lu: %lu chunks went to a 4K pack, huge pack %d had %lu free\n",
+				       step, n, i, e - b);
+				return false;
+			}
+		}
+	}
+	return true;
+}
+
 /* Every free chunk of every pack is traps. */
 static bool check_traps(unsigned long step)
 {
@@ -116,26 +147,32 @@ static bool check_traps(unsigned long step)
  * After every step: each pack's free count matches its bitmap, the used
  * chunks of all packs add up to the live
  * programs' (with every live chunk marked used, as check_programs() sees
- * now and then, no two programs share a chunk), no empty pack is kept,
- * and no area, pack struct or warning is unaccounted for.
+ * now and then, no two programs share a chunk), the empty packs kept are
+ * huge and as many as the cache counts, and no area, pack struct or
+ * warning is unaccounted for.
  */
 static bool check(unsigned long step)
 {
-	unsigned long used = 0;
+	unsigned long used = 0, empty = 0;
 	struct pack_view v;
 	int i;
 
 	for (i = 0; pack_get(i, &v) == 0; i++) {
-		if (!v.used) {
-			printf("step %lu: pack %d is empty but kept\n", step, i);
+		if (!v.used && !v.huge) {
+			printf("step %lu: pack %d is empty, 4K, and kept\n", step, i);
 			return false;
 		}
+		empty += !v.used;
 		if (v.used + v.free != pack_chunks) {
 			printf("step %lu: pack %d counts %u free, its bitmap %lu\n", step, i,
 			       v.free, pack_chunks - v.used);
 			return false;
 		}
 		used += v.used;
+	}
+	if (empty != pack_cached_count()) {
+		printf("step %lu: %lu empty packs, %lu cached\n", step, empty, pack_cached_count());
+		return false;
 	}
 	if (used != live_chunks || live_oversized != pack_oversized_count() ||
 	    shim.areas != i + (long)live_oversized || shim.kzallocs != i || shim.warnings) {
@@ -179,9 +216,22 @@ void test_property(void)
 				if (size <= pack_size && step % 4 == 0 &&
 				    !ASSERT_TRUE(check_best_fit(step, &live[nlive - 1]), "best fit"))
 					break;
+				if (size <= pack_size && step % 4 == 1 &&
+				    !ASSERT_TRUE(check_prefers_huge(step, &live[nlive - 1]), "huge first"))
+					break;
 			}
 			shim.fail_huge = shim.fail_set_memory = shim.fail_kzalloc = -1;
 			shim.fail_xa_store = -1;
+		} else if (r >= 995) {
+			jiffies += rand_r(&seed) % (300 * HZ);
+			if (r == 999) {
+				shim.pages_short = rand_r(&seed) % 4;
+				shrink(1 + rand_r(&seed) % (3 * pack_size / PAGE_SIZE));
+			}
+			else if (r == 998)
+				pack_set_reserve(rand_r(&seed) % 2 ? "0" : "3");
+			else
+				shim_run_due_works();
 		} else if (nlive) {
 			i = rand_r(&seed) % nlive;
 			prog_free(live[i].hdr);
@@ -193,6 +243,8 @@ void test_property(void)
 	}
 	while (nlive)
 		prog_free(live[--nlive].hdr);
+	pack_set_reserve("0");
+	shim_run_due_works();
 	ASSERT_TRUE(pack_idle(), "nothing left after freeing all");
 	ASSERT_EQ(shim.warnings, 0, "kernel warnings");
 }
