@@ -1,6 +1,7 @@
 #!/bin/sh
 # churn-table.sh LOG...: the "churn: before|after key=value" lines of each
-# guest log (one per kernel), side by side.
+# guest log (one per kernel), side by side; "-" where a kernel has no such
+# counter (the pack statistics are the patched kernel's).
 awk '
 FNR == 1 { k++; name[k] = FILENAME; sub(/.*\//, "", name[k]); sub(/\.log$/, "", name[k]) }
 /^churn: (before|after) / {
@@ -21,11 +22,13 @@ END {
 		key = keys[i]
 		printf "%-16s", key
 		for (j = 1; j <= k; j++) {
-			b = val[j, "before", key]; a = val[j, "after", key]
-			if (key == "us_per_load")
-				printf " %10s %10s %10s", "", a, ""
+			if (!((j, "after", key) in val))	# not on this kernel
+				printf " %10s %10s %10s", "-", "-", "-"
+			else if (key == "us_per_load")
+				printf " %10s %10s %10s", "", val[j, "after", key], ""
 			else
-				printf " %10s %10s %+10d", b, a, a - b
+				printf " %10s %10s %+10d", val[j, "before", key], val[j, "after", key],
+				       val[j, "after", key] - val[j, "before", key]
 		}
 		printf "\n"
 	}

@@ -35,7 +35,9 @@ long long vmallocinfo_size(uint64_t addr);
 /*
  * Every pack in @st: its chunk counts agree, it is a vmalloc area, it is
  * mapped read-only and executable at its page size in Modules, and every
- * byte of every free chunk is int3.  Also: no W+X mapping anywhere.
+ * byte of every free chunk is int3.  Also: no W+X mapping anywhere.  An
+ * empty pack (kept for reuse) that the kernel frees while it is checked is
+ * said so and passes.
  */
 void check_all_packs(const struct pack_stats *st, const char *when);
 

@@ -16,12 +16,14 @@ static void usage(const char *prog)
 	struct churn_opts d = CHURN_OPTS_DEFAULT;
 
 	fprintf(stderr,
-		"usage: %s [-n COUNT] [-r ROUNDS] [-s MIN-MAX] [-j THREADS] [-S SEED] [-k]\n"
+		"usage: %s [-n COUNT] [-r ROUNDS] [-s MIN-MAX] [-j THREADS] [-S SEED] [-c] [-k]\n"
 		"  -n COUNT    programs per round, all live at once (%u)\n"
 		"  -r ROUNDS   rounds (%u)\n"
 		"  -s MIN-MAX  program size range in instructions (%u-%u)\n"
 		"  -j THREADS  loading threads (%u)\n"
 		"  -S SEED     seed for the sizes (%u)\n"
+		"  -c          keep the packs the kernel keeps empty for reuse (by default\n"
+		"              they are reclaimed first, and after each round)\n"
 		"  -k          also print \"churn: key=value\" lines\n",
 		prog, d.count, d.rounds, d.min_insns, d.max_insns, d.threads, d.seed);
 	exit(2);
@@ -37,7 +39,7 @@ int main(int argc, char **argv)
 	unsigned int i;
 	int c, err;
 
-	while ((c = getopt(argc, argv, "n:r:s:j:S:k")) != -1) {
+	while ((c = getopt(argc, argv, "n:r:s:j:S:ck")) != -1) {
 		switch (c) {
 		case 'n': o.count = strtoul(optarg, NULL, 0); break;
 		case 'r': o.rounds = strtoul(optarg, NULL, 0); break;
@@ -47,6 +49,7 @@ int main(int argc, char **argv)
 			break;
 		case 'j': o.threads = strtoul(optarg, NULL, 0); break;
 		case 'S': o.seed = strtoul(optarg, NULL, 0); break;
+		case 'c': o.keep_cache = true; break;
 		case 'k': kv = true; break;
 		default: usage(argv[0]);
 		}

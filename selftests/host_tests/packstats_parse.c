@@ -30,6 +30,23 @@ void test_packstats_parse(void)
 	static struct pack_stats st;
 	unsigned char map[8];
 
+	if (test__start_subtest("cache")) {
+		static const char cache[] =
+			"packs 1\nhuge_packs 1\nfallbacks 0\ncached 1\nreserve 2\noversized 0\n"
+			"bytes_in_use 0\nchunk_size 64\npack_size 2097152\n"
+			"pack 0xffffffffa0000000 mapped 2M chunks 32768 used 0 free 32768 "
+			"largest_free 32768 used_list \n";
+
+		if (ASSERT_OK(parse(cache, &st), "parse")) {
+			ASSERT_EQ(st.cached, 1, "cached");
+			ASSERT_EQ(st.reserve, 2, "reserve");
+			ASSERT_EQ(st.pack[0].nr_used, 0, "empty");
+			packstats_free(&st);
+		}
+		if (ASSERT_OK(parse(sample, &st), "parse without them"))
+			ASSERT_EQ(st.cached + st.reserve, 0, "none cached, no reserve");
+		packstats_free(&st);
+	}
 	if (test__start_subtest("sample")) {
 		if (ASSERT_OK(parse(sample, &st), "parse")) {
 			ASSERT_EQ(st.packs, 2, "packs");

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "churn.h"
+#include "packstats.h"
 #include "progs.h"
 #include "sys.h"
 
@@ -23,6 +24,17 @@ int snapshot_take(struct mem_snapshot *s)
 	s->have_ptdump = !ptdump_stats_kernel(DIRECT_MAP_SECTION, 0, 0, &s->direct) &&
 			 !ptdump_stats_kernel(MODULES_SECTION, 0, 0, &s->modules);
 	s->live_progs = count_live_progs();
+	s->packs = s->cached = s->fallbacks = -1;
+	if (packstats_available()) {
+		struct pack_stats st;
+
+		if (packstats_read(&st))
+			return -EIO;
+		s->packs = st.packs;
+		s->cached = st.cached;
+		s->fallbacks = st.fallbacks;
+		packstats_free(&st);
+	}
 	if (s->l2_splits < 0 || s->dm4k_kb < 0 || s->live_progs < 0)
 		return -ENOENT;
 	if (s->dm1g_kb < 0)	/* no gbpages: the line is absent */
@@ -32,7 +44,29 @@ int snapshot_take(struct mem_snapshot *s)
 
 int churn_prepare(const struct churn_opts *o)
 {
-	return raise_nofile(o->count + 256) ?: jit_quiesce(SETTLE_MS);
+	int err = raise_nofile(o->count + 256) ?: jit_quiesce(SETTLE_MS);
+
+	/* the Modules area as it is without packs kept empty for reuse */
+	return err ?: o->keep_cache ? 0 : packs_uncache();
+}
+
+/*
+ * With the pack cache kept, the Modules area may stay larger than before
+ * the round (packs made above the earlier peak, now cached): wait for the
+ * programs to go and the area to stay the same instead.
+ */
+static int settle(const struct churn_opts *o, const struct mem_snapshot *before)
+{
+	double deadline = now_ms() + SETTLE_MS;
+
+	if (!o->keep_cache)
+		return jit_settle(before->live_progs, &before->modules, SETTLE_MS);
+	while (count_live_progs() != before->live_progs) {
+		if (now_ms() > deadline)
+			return -ETIMEDOUT;
+		usleep(20 * 1000);
+	}
+	return jit_quiesce(SETTLE_MS);
 }
 
 struct worker {
@@ -102,7 +136,7 @@ int churn_run_round(const struct churn_opts *o, unsigned int round,
 		if (fds[i] >= 0)
 			close(fds[i]);
 	err = r->err;
-	if (jit_settle(before->live_progs, &before->modules, SETTLE_MS) && !err)
+	if (settle(o, before) && !err)
 		err = -ETIMEDOUT;
 	if (snapshot_take(&r->after) && !err)
 		err = -ENOENT;
@@ -113,41 +147,65 @@ out:
 	return err;
 }
 
+/* A pack count for the table: the number, or "-" without the statistics. */
+static const char *pack_count(char *buf, size_t size, long long n)
+{
+	if (n < 0)
+		return "-";
+	snprintf(buf, size, "%lld", n);
+	return buf;
+}
+
 void churn_print_header(FILE *f)
 {
-	fprintf(f, "%-8s %9s %9s %12s %12s %10s %10s %9s %9s %9s\n", "", "l2_split",
+	fprintf(f, "%-8s %9s %9s %12s %12s %10s %10s %9s %9s %6s %8s %9s\n", "", "l2_split",
 		"l3_split", "DirectMap4k", "DirectMap2M", "dmap_4K", "dmap_2M",
-		"mod_4K", "mod_2M", "us/load");
+		"mod_4K", "mod_2M", "packs", "fallback", "us/load");
 }
 
 void churn_print_row(FILE *f, const char *label, const struct mem_snapshot *s, double us)
 {
-	fprintf(f, "%-8s %9lld %9lld %9lld kB %9lld kB %10llu %10llu %9llu %9llu %9.0f\n",
+	char p[24], fb[24];
+
+	fprintf(f, "%-8s %9lld %9lld %9lld kB %9lld kB %10llu %10llu %9llu %9llu %6s %8s %9.0f\n",
 		label, s->l2_splits, s->l3_splits, s->dm4k_kb, s->dm2m_kb,
 		(unsigned long long)pt_entries(&s->direct, PT_4K),
 		(unsigned long long)pt_entries(&s->direct, PT_2M),
 		(unsigned long long)pt_entries(&s->modules, PT_4K),
-		(unsigned long long)pt_entries(&s->modules, PT_2M), us);
+		(unsigned long long)pt_entries(&s->modules, PT_2M),
+		pack_count(p, sizeof(p), s->packs), pack_count(fb, sizeof(fb), s->fallbacks), us);
 }
 
 void churn_print_delta(FILE *f, const struct mem_snapshot *a, const struct mem_snapshot *b)
 {
-	fprintf(f, "%-8s %+9lld %+9lld %+9lld kB %+9lld kB %+10lld %+10lld %+9lld %+9lld\n",
+	char p[24] = "-", fb[24] = "-";
+
+	if (a->packs >= 0 && b->packs >= 0) {
+		snprintf(p, sizeof(p), "%+lld", b->packs - a->packs);
+		snprintf(fb, sizeof(fb), "%+lld", b->fallbacks - a->fallbacks);
+	}
+
+	fprintf(f, "%-8s %+9lld %+9lld %+9lld kB %+9lld kB %+10lld %+10lld %+9lld %+9lld %6s %8s\n",
 		"delta", b->l2_splits - a->l2_splits, b->l3_splits - a->l3_splits,
 		b->dm4k_kb - a->dm4k_kb, b->dm2m_kb - a->dm2m_kb,
 		(long long)(pt_entries(&b->direct, PT_4K) - pt_entries(&a->direct, PT_4K)),
 		(long long)(pt_entries(&b->direct, PT_2M) - pt_entries(&a->direct, PT_2M)),
 		(long long)(pt_entries(&b->modules, PT_4K) - pt_entries(&a->modules, PT_4K)),
-		(long long)(pt_entries(&b->modules, PT_2M) - pt_entries(&a->modules, PT_2M)));
+		(long long)(pt_entries(&b->modules, PT_2M) - pt_entries(&a->modules, PT_2M)),
+		p, fb);
 }
 
 void churn_print_kv(FILE *f, const char *label, const struct mem_snapshot *s, double us)
 {
 	fprintf(f, "churn: %s l2_splits=%lld l3_splits=%lld DirectMap4k_kB=%lld "
-		"DirectMap2M_kB=%lld dmap_4K=%llu dmap_2M=%llu mod_4K=%llu mod_2M=%llu "
-		"us_per_load=%.0f\n", label, s->l2_splits, s->l3_splits, s->dm4k_kb,
+		"DirectMap2M_kB=%lld dmap_4K=%llu dmap_2M=%llu mod_4K=%llu mod_2M=%llu",
+		label, s->l2_splits, s->l3_splits, s->dm4k_kb,
 		s->dm2m_kb, (unsigned long long)pt_entries(&s->direct, PT_4K),
 		(unsigned long long)pt_entries(&s->direct, PT_2M),
 		(unsigned long long)pt_entries(&s->modules, PT_4K),
-		(unsigned long long)pt_entries(&s->modules, PT_2M), us);
+		(unsigned long long)pt_entries(&s->modules, PT_2M));
+	if (s->packs >= 0)
+		fprintf(f, " packs=%lld cached=%lld fallbacks=%lld", s->packs, s->cached,
+			s->fallbacks);
+	fprintf(f, " us_per_load=%.0f\n", us);
 }

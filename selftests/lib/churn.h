@@ -18,6 +18,7 @@ struct churn_opts {
 	unsigned int min_insns, max_insns;
 	unsigned int threads;
 	unsigned int seed;
+	bool keep_cache;		/* leave the packs kept empty for reuse alone */
 };
 
 #define CHURN_OPTS_DEFAULT { .count = 5000, .rounds = 8, .min_insns = FILTER_MIN_INSNS, \
@@ -31,6 +32,8 @@ struct mem_snapshot {
 	struct pt_stats direct;			/* ptdump "Low Kernel Mapping" */
 	struct pt_stats modules;		/* ptdump "Modules" */
 	int live_progs;
+	/* the pack statistics (patched kernel): packs, cached ones, 4K fallbacks; -1 without */
+	long long packs, cached, fallbacks;
 };
 
 struct churn_round {
@@ -43,8 +46,9 @@ struct churn_round {
 /* 0, or -errno when the counters every churn needs are missing. */
 int snapshot_take(struct mem_snapshot *s);
 /*
- * Raise RLIMIT_NOFILE so that @count programs can be live at once, and wait
- * for frees still in flight: call before the "before" snapshot.
+ * Raise RLIMIT_NOFILE so that @count programs can be live at once, wait
+ * for frees still in flight and, unless @o->keep_cache, reclaim the packs
+ * kept for reuse: call before the "before" snapshot.
  */
 int churn_prepare(const struct churn_opts *o);
 /* One round; returns 0, the first load error, or -ETIMEDOUT if memory did not settle. */

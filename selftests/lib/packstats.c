@@ -39,13 +39,14 @@ int packstats_parse(FILE *f, struct pack_stats *st)
 {
 	char *line = NULL;
 	size_t cap = 0;
-	/* the last two came with trampolines in packs: optional */
+	/* the rest came later (trampolines in packs, the cache): optional */
 	struct { const char *key; long long *val; } keys[] = {
 		{ "packs", &st->packs }, { "huge_packs", &st->huge_packs },
 		{ "fallbacks", &st->fallbacks }, { "oversized", &st->oversized },
 		{ "bytes_in_use", &st->bytes_in_use }, { "chunk_size", &st->chunk_size },
 		{ "pack_size", &st->pack_size },
 		{ "images", &st->images }, { "image_bytes", &st->image_bytes },
+		{ "cached", &st->cached }, { "reserve", &st->reserve },
 	};
 	const int required = 7;
 	int err = 0, seen = 0;

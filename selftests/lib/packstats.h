@@ -24,6 +24,8 @@ struct pack_stats {
 	long long packs, huge_packs, fallbacks, oversized, bytes_in_use, chunk_size, pack_size;
 	/* trampoline, struct_ops and dispatcher images: their number, their chunks' bytes */
 	long long images, image_bytes;
+	/* empty huge packs kept for reuse (counted in packs), and how many are kept always */
+	long long cached, reserve;
 	int npacks;
 	struct pack_info pack[PACK_MAX];
 };

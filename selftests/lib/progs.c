@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 #include <linux/filter.h>
@@ -85,7 +86,7 @@ int packs_fill(const struct pack_stats *st, int (*load)(void), int *fds, int max
 	if (n >= 0)
 		n = fill_with(st, load, fds, n, max);
 	/* the pack that last program was loaded into is freed with it */
-	err = n < 0 ? 0 : jit_quiesce(20000);
+	err = n < 0 ? 0 : jit_quiesce(20000) ?: packs_uncache();
 	if (err)
 		while (n)
 			close(fds[--n]);
@@ -148,6 +149,9 @@ int jit_settle(int live, const struct pt_stats *baseline, int timeout_ms)
 
 	do {
 		if (count_live_progs() == live && !modules_mapped(&bytes) &&
+		    bytes > pt_mapped(baseline))
+			packs_uncache();
+		if (count_live_progs() == live && !modules_mapped(&bytes) &&
 		    bytes <= pt_mapped(baseline))
 			return 0;
 		usleep(20 * 1000);
@@ -173,4 +177,76 @@ int jit_quiesce(int timeout_ms)
 		usleep(100 * 1000);
 	} while (now_ms() < deadline);
 	return -ETIMEDOUT;
+}
+
+int packs_uncache(void)
+{
+	struct pack_stats st;
+	char was[16];
+	int err;
+
+	if (!packstats_available() || access(PACK_PARAM("idle_secs"), W_OK))
+		return 0;
+	err = pack_param_set("idle_secs", "0", was, sizeof(was)) ?:
+	      write_file(PACK_PARAM("idle_secs"), was) ?: packstats_read(&st);
+	if (err)
+		return err;
+	packstats_free(&st);
+	return st.cached <= st.reserve ? 0 : -EBUSY;
+}
+
+int pack_param_set(const char *name, const char *val, char *was, size_t size)
+{
+	char path[128];
+	int err;
+
+	snprintf(path, sizeof(path), PACK_PARAM("%s"), name);
+	err = read_file(path, was, size);
+	if (err < 0)
+		return err;
+	was[strcspn(was, "\n")] = 0;
+	return write_file(path, val);
+}
+
+static int compare_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int load_fentry_progs(int *fds, int n)
+{
+	const struct bpf_insn insns[] = {
+		mov64_imm(BPF_REG_0, 0),
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	struct btf *btf = btf__load_vmlinux_btf();
+	const char **names;
+	int id, nnames = 0, i, k = 0;
+
+	if (!btf)
+		return -errno;
+	names = calloc(btf__type_cnt(btf), sizeof(*names));
+	if (!names) {
+		btf__free(btf);
+		return -ENOMEM;
+	}
+	for (id = 1; id < (int)btf__type_cnt(btf); id++) {
+		const struct btf_type *t = btf__type_by_id(btf, id);
+		const char *name = btf__name_by_offset(btf, t->name_off);
+
+		if (btf_is_func(t) && !strncmp(name, "__x64_sys_", 10))
+			names[nnames++] = name;
+	}
+	qsort(names, nnames, sizeof(*names), compare_str);
+	for (i = 0; i < nnames && k < n; i++) {
+		LIBBPF_OPTS(bpf_prog_load_opts, o, .expected_attach_type = BPF_TRACE_FENTRY,
+			    .attach_btf_id = btf__find_by_name_kind(btf, names[i], BTF_KIND_FUNC));
+
+		fds[k] = bpf_prog_load(BPF_PROG_TYPE_TRACING, "fentry", "GPL", insns, 2, &o);
+		if (fds[k] >= 0)
+			k++;
+	}
+	free(names);
+	btf__free(btf);
+	return k;
 }

@@ -37,10 +37,19 @@ struct pack_stats;
  * own programs (Debian's PTP classifier, JITed at boot) hold part of a pack
  * for good.  Programs of FILL_INSNS instructions take the bulk, then
  * @load's until one lands outside those packs; that one is closed, and the
- * pack it made is gone on return.  The fds of the rest go to @fds (at most
+ * pack it made is gone on return (packs_uncache()).  The fds of the rest go to @fds (at most
  * @max): returns how many, or -errno.
  */
 int packs_fill(const struct pack_stats *st, int (*load)(void), int *fds, int max);
+
+/*
+ * Loads "r0 = 0; exit" as an fentry program on each of the first @n
+ * syscall entry points (__x64_sys_*, in name order) the verifier takes:
+ * their fds go to @fds.  Returns how many, or -errno.  Attaching one
+ * (bpf_link_create()) builds a trampoline, or fails where ftrace cannot
+ * patch the function.
+ */
+int load_fentry_progs(int *fds, int n);
 
 /* Number of BPF programs alive in the system, or -errno. */
 int count_live_progs(void);
@@ -55,7 +64,8 @@ int prog_jited_image(int fd, uint64_t *addr, uint32_t *len);
  * Program frees are deferred (RCU, then a workqueue), so counters read
  * right after close() are not final.  jit_settle() waits (up to
  * @timeout_ms) until @live programs are left and the Modules section maps
- * no more bytes than in @baseline, at whatever page size; 0 or -ETIMEDOUT.
+ * no more bytes than in @baseline, at whatever page size, the packs the
+ * frees left empty reclaimed (packs_uncache()); 0 or -ETIMEDOUT.
  */
 int jit_settle(int live, const struct pt_stats *baseline, int timeout_ms);
 
@@ -64,5 +74,24 @@ int jit_settle(int live, const struct pt_stats *baseline, int timeout_ms);
  * same for half a second: frees an earlier test left in flight are done.
  */
 int jit_quiesce(int timeout_ms);
+
+/*
+ * Empty huge packs are kept for reuse (the statistics' cached), until
+ * unused for bpf_prog_pack.idle_secs, or reclaimed when pages are short.
+ * packs_uncache() frees them now: it writes idle_secs 0, which applies
+ * before the write returns, then writes back what was there.  Returns 0
+ * once only the reserve is left cached (at once on a kernel without the
+ * cache), or -errno.
+ */
+int packs_uncache(void);
+
+/* The pack allocator's parameters: bpf_prog_pack.idle_secs, .reserve. */
+#define PACK_PARAM(name)	"/sys/module/bpf_prog_pack/parameters/" name
+
+/*
+ * Writes @val to the parameter @name, after reading what it was into
+ * @was (@size bytes, one line): 0 or -errno.
+ */
+int pack_param_set(const char *name, const char *val, char *was, size_t size);
 
 #endif

@@ -52,6 +52,16 @@ static int pin(int cpu)
 	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
 }
 
+/* a side thread's error: the first one is kept, 0 never overwrites it */
+static bool side_fail(int err)
+{
+	int none = 0;
+
+	if (err)
+		atomic_compare_exchange_strong(&side_err, &none, err);
+	return err;
+}
+
 static int load_small(void)
 {
 	return load_filter(FILTER_MIN_INSNS, 0);
@@ -65,11 +75,12 @@ static void *pack_maker(void *arg)
 {
 	int fd, live = count_live_progs();
 
-	atomic_store(&side_err, pin(1));
+	if (side_fail(pin(1)))
+		return arg;
 	while (!atomic_load(&side_err) && !atomic_load(&stop)) {
 		fd = load_fill();
 		if (fd < 0) {
-			atomic_store(&side_err, fd);
+			side_fail(fd);
 			break;
 		}
 		close(fd);
@@ -82,9 +93,11 @@ static void *pack_maker(void *arg)
 
 static void *stats_reader(void *arg)
 {
-	atomic_store(&side_err, pin(1));
+	if (side_fail(pin(1)))
+		return arg;
 	while (!atomic_load(&side_err) && !atomic_load(&stop)) {
-		atomic_store(&side_err, drain_file(PACKSTATS_PATH));
+		if (side_fail(drain_file(PACKSTATS_PATH)))
+			break;
 		/* the CPU is the pack maker's too */
 		usleep(DELAY_MS * 1000);
 	}
@@ -133,6 +146,7 @@ static void latency(void)
 	pthread_t maker, reader;
 	struct times alone, beside;
 	bool threads = false;
+	char idle_was[16] = "";
 	cpu_set_t all;
 	int i, n;
 
@@ -142,6 +156,11 @@ static void latency(void)
 	 * holes, and each big load needs a pack of its own.
 	 */
 	if (!ASSERT_OK(jit_quiesce(SETTLE_MS), "quiesce") || !ASSERT_OK(pin(0), "run on CPU 0"))
+		return;
+	/* a pack freed as it empties, not cached: each big load makes one */
+	if (!access(PACK_PARAM("idle_secs"), W_OK) &&
+	    !ASSERT_OK(pack_param_set("idle_secs", "0", idle_was, sizeof(idle_was)),
+		       "idle_secs=0"))
 		return;
 	for (nfill = 0; nfill < HOLES * 2; nfill++) {
 		fill[nfill] = load_small();
@@ -214,6 +233,8 @@ out:
 	packstats_free(&st);
 	while (nfill)
 		close(fill[--nfill]);
+	if (idle_was[0])
+		ASSERT_OK(write_file(PACK_PARAM("idle_secs"), idle_was), "idle_secs back");
 	if (ASSERT_OK(jit_quiesce(SETTLE_MS), "quiesce"))
 		check_invariants("after the latency test");
 	CPU_ZERO(&all);

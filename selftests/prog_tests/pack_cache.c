@@ -1,0 +1,475 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Huge packs left empty are kept for the next programs: a workload that
+ * comes back after memory has fragmented (no free 2 MiB block, proved by
+ * /proc/buddyinfo) needs no new huge page while it stays under its
+ * earlier peak, so it makes no 4K pack and splits nothing.  Above the
+ * peak, the packs it needs are counted as fallbacks and every load still
+ * works.  The cache gives its packs back under memory pressure, after
+ * bpf_prog_pack.idle_secs, and keeps bpf_prog_pack.reserve of them always.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "../checks.h"
+#include "../lib/churn.h"
+#include "../lib/fragment.h"
+#include "../lib/packstats.h"
+#include "../lib/progs.h"
+#include "../lib/sys.h"
+#include "../test_runner.h"
+
+#define PEAK_PACKS	3	/* packs the workload needs at its peak */
+#define ABOVE_PACKS	2	/* packs it needs beyond that, later */
+#define MAX_PROGS	4096
+#define KEEP		16	/* the fragmenter holds a page in 16 */
+#define EXTFRAG		"/proc/sys/vm/extfrag_threshold"
+#define PROACTIVE	"/proc/sys/vm/compaction_proactiveness"
+
+static int fill[MAX_PROGS], nfill;	/* what fills the packs there were */
+static int work[MAX_PROGS], nwork;	/* the workload's programs */
+/* and its trampolines: fentry programs, attached (links) and detached */
+#define NTRAMP		20
+static int tprog[NTRAMP], tlink[NTRAMP], ntramp;
+
+/* Attaches every fentry program, dropping those ftrace cannot patch: how many. */
+static int tramps_attach(void)
+{
+	int i, n = 0;
+
+	for (i = 0; i < ntramp; i++) {
+		tlink[n] = bpf_link_create(tprog[i], 0, BPF_TRACE_FENTRY, NULL);
+		if (tlink[n] >= 0)
+			tprog[n++] = tprog[i];
+		else
+			close(tprog[i]);
+	}
+	ntramp = n;
+	return n;
+}
+
+static void tramps_detach(void)
+{
+	int i;
+
+	for (i = 0; i < ntramp; i++)
+		if (tlink[i] >= 0)
+			close(tlink[i]);
+	memset(tlink, -1, sizeof(tlink));
+}
+
+static void close_fds(int *fds, int *n, int keep)
+{
+	while (*n > keep)
+		close(fds[--*n]);
+}
+
+/* Packs holding programs: the packs the statistics count, less the cached. */
+static long long packs_in_use(const struct pack_stats *st)
+{
+	return st->packs - st->cached;
+}
+
+/*
+ * Loads programs into work[] until @in_use packs hold programs; @max
+ * loads at most (0: no bound): the statistics then in @st, or false.
+ */
+static bool load_until_packs(long long in_use, int max, struct pack_stats *st)
+{
+	for (;;) {
+		int fd;
+
+		if (!ASSERT_OK(packstats_read(st), "read " PACKSTATS_PATH))
+			return false;
+		if (packs_in_use(st) >= in_use || (max && nwork == max))
+			return true;
+		packstats_free(st);
+		if (!ASSERT_LT(nwork, MAX_PROGS, "programs within MAX_PROGS"))
+			return false;
+		fd = load_fill();
+		if (!ASSERT_GE(fd, 0, "load"))
+			return false;
+		work[nwork++] = fd;
+	}
+}
+
+/*
+ * The statistics once @live programs are left and @in_use packs hold
+ * anything: program frees are deferred (RCU, then a workqueue), and so
+ * are trampoline images (RCU tasks).
+ */
+static bool read_settled(int live, long long in_use, struct pack_stats *st)
+{
+	double end = now_ms() + SETTLE_MS;
+
+	if (!ASSERT_OK(jit_quiesce(SETTLE_MS), "frees done") ||
+	    !ASSERT_EQ(count_live_progs(), live, "live programs"))
+		return false;
+	for (;;) {
+		if (!ASSERT_OK(packstats_read(st), "read " PACKSTATS_PATH))
+			return false;
+		if (packs_in_use(st) == in_use || now_ms() > end)
+			break;
+		packstats_free(st);
+		usleep(50 * 1000);
+	}
+	return ASSERT_EQ(packs_in_use(st), in_use, "packs in use");
+}
+
+static int huge_4k(const struct pack_stats *st, int *n4k)
+{
+	int i, huge = 0;
+
+	*n4k = 0;
+	for (i = 0; i < st->npacks; i++) {
+		huge += st->pack[i].mapped_shift == 21;
+		*n4k += st->pack[i].mapped_shift == 12;
+	}
+	return huge;
+}
+
+/*
+ * Direct compaction off (vm.extfrag_threshold 1000: compact no zone for a
+ * costly order) and proactive compaction off, or back as they were: memory
+ * is then as fragmented as a kernel without CONFIG_COMPACTION sees it.
+ * Else compaction can make a block of the fragmenter's own pages (movable)
+ * or of the other user pages (either kind), and above the peak a pack may
+ * be huge after all.  0 or -errno.
+ */
+static int compaction_off(bool off)
+{
+	static char threshold[16], proactive[16];
+
+	if (!off)
+		return write_file(EXTFRAG, threshold) ?: write_file(PROACTIVE, proactive);
+	if (read_file(EXTFRAG, threshold, sizeof(threshold)) < 0 ||
+	    read_file(PROACTIVE, proactive, sizeof(proactive)) < 0)
+		return -ENOENT;
+	return write_file(EXTFRAG, "1000") ?: write_file(PROACTIVE, "0");
+}
+
+static void reuse_fragmented(enum frag_kind kind)
+{
+	struct pack_stats b0 = {}, st = {};
+	bool no_compaction = false;
+	struct mem_snapshot mem;
+	struct frag frag = {};
+	int live0, peak_progs, huge, n4k;
+	double t0 = now_ms(), frag_ms;
+	long long fallbacks;
+
+	nwork = nfill = 0;
+	memset(tlink, -1, sizeof(tlink));
+	live0 = count_live_progs();
+	/* the trampolines' programs first: the packs they take count as there before */
+	ntramp = load_fentry_progs(tprog, NTRAMP);
+	if (!ASSERT_GT(ntramp, 0, "fentry programs") ||
+	    !ASSERT_OK(jit_quiesce(SETTLE_MS), "quiesce") ||
+	    !ASSERT_OK(packs_uncache(), "cache emptied") ||
+	    !ASSERT_OK(packstats_read(&b0), "read " PACKSTATS_PATH))
+		goto out;
+	nfill = packs_fill(&b0, load_fill, fill, MAX_PROGS);
+	if (!ASSERT_GE(nfill, 0, "fill the packs there are"))
+		goto out;
+
+	/* the peak, on memory not yet fragmented: programs, then trampolines */
+	if (!load_until_packs(b0.packs + PEAK_PACKS, 0, &st) ||
+	    !ASSERT_GE(tramps_attach(), NTRAMP / 2, "trampolines attached"))
+		goto out;
+	packstats_free(&st);
+	if (!ASSERT_OK(packstats_read(&st), "read " PACKSTATS_PATH) ||
+	    !ASSERT_EQ(st.packs, b0.packs + PEAK_PACKS, "peak: the trampolines in those packs") ||
+	    !ASSERT_EQ(st.fallbacks, b0.fallbacks, "peak: huge packs"))
+		goto out;
+	peak_progs = nwork;
+	packstats_free(&st);
+	close_fds(work, &nwork, 0);
+	tramps_detach();
+	if (!read_settled(live0 + ntramp + nfill, b0.packs, &st) ||
+	    !ASSERT_EQ(st.cached, PEAK_PACKS, "emptied packs cached") ||
+	    !ASSERT_EQ(st.packs, b0.packs + PEAK_PACKS, "and counted"))
+		goto out;
+	check_all_packs(&st, "cached");
+	packstats_free(&st);
+
+	/* memory fragmented: no free 2 MiB block */
+	if (!access(EXTFRAG, W_OK)) {
+		if (!ASSERT_OK(compaction_off(true), "compaction off"))
+			goto out;
+		no_compaction = true;
+	}
+	frag_ms = now_ms();
+	if (!ASSERT_OK(fragment(&frag, kind, KEEP), "fragment"))
+		goto out;
+	frag_ms = now_ms() - frag_ms;
+	if (!ASSERT_GT(frag.blocks, 0, "2 MiB blocks broken") ||
+	    !ASSERT_EQ(free_huge_blocks(), 0, "free 2 MiB blocks left (buddyinfo)")) {
+		print_buddyinfo();
+		goto out;
+	}
+	if (test__verbose())
+		print_buddyinfo();
+	if (!ASSERT_OK(snapshot_take(&mem), "direct map before"))
+		goto out;
+
+	/* the workload again, up to its peak: the cached packs, nothing new */
+	if (!load_until_packs(b0.packs + PEAK_PACKS + 1, peak_progs, &st) ||
+	    !ASSERT_EQ(tramps_attach(), ntramp, "trampolines attached again"))
+		goto out;
+	packstats_free(&st);
+	if (!ASSERT_OK(packstats_read(&st), "read " PACKSTATS_PATH))
+		goto out;
+	ASSERT_EQ(nwork, peak_progs, "the peak's programs loaded");
+	ASSERT_EQ(st.packs, b0.packs + PEAK_PACKS, "no new pack");
+	ASSERT_EQ(st.cached, 0, "all cached packs taken");
+	ASSERT_EQ(st.fallbacks, b0.fallbacks, "no fallback");
+	check_direct_map(&mem, NULL);
+	packstats_free(&st);
+
+	/* above the peak: new packs, huge where the kernel can still make one */
+	if (!load_until_packs(b0.packs + PEAK_PACKS + ABOVE_PACKS, 0, &st))
+		goto out;
+	fallbacks = st.fallbacks - b0.fallbacks;
+	huge = huge_4k(&st, &n4k);
+	ASSERT_EQ(n4k, fallbacks, "each 4K pack counted as a fallback");
+	ASSERT_EQ(huge + n4k, st.packs, "every pack huge or 4K");
+	/* with compaction off nothing puts a block together */
+	ASSERT_EQ(fallbacks, ABOVE_PACKS, "above the peak: fallbacks");
+	test__note("%s: %ld blocks broken (%.0f s); %d programs at the peak, %lld fallback(s) above; %.0f s",
+		   kind == FRAG_UNMOVABLE ? "unmovable" : "movable", frag.blocks, frag_ms / 1e3,
+		   peak_progs, fallbacks, (now_ms() - t0) / 1e3);
+	packstats_free(&st);
+
+	/* all freed: the 4K packs go, the huge ones are cached */
+	close_fds(work, &nwork, 0);
+	tramps_detach();
+	if (read_settled(live0 + ntramp + nfill, b0.packs, &st)) {
+		huge = huge_4k(&st, &n4k);
+		ASSERT_EQ(n4k, 0, "4K packs freed as they empty");
+		ASSERT_EQ(st.cached, st.packs - b0.packs, "the rest cached");
+	}
+out:
+	fragment_release(&frag);
+	if (no_compaction)
+		ASSERT_OK(compaction_off(false), "compaction back");
+	packstats_free(&st);
+	packstats_free(&b0);
+	close_fds(work, &nwork, 0);
+	close_fds(fill, &nfill, 0);
+	tramps_detach();
+	close_fds(tprog, &ntramp, 0);
+	if (ASSERT_OK(jit_quiesce(SETTLE_MS), "quiesce") &&
+	    ASSERT_OK(packs_uncache(), "cache emptied"))
+		check_invariants("after the fragmented reuse");
+}
+
+/* Makes @n packs and frees them: they are cached.  The count cached, or -1. */
+static long long make_cached(int n)
+{
+	struct pack_stats st = {};
+	long long cached = -1;
+	int live = count_live_progs();
+
+	long long in_use;
+
+	nwork = 0;
+	if (!load_until_packs(0, 0, &st))
+		return -1;
+	in_use = packs_in_use(&st);
+	if (load_until_packs(in_use + n, 0, &st)) {
+		packstats_free(&st);
+		close_fds(work, &nwork, 0);
+		if (read_settled(live, in_use, &st))
+			cached = st.cached;
+	}
+	packstats_free(&st);
+	close_fds(work, &nwork, 0);
+	return cached;
+}
+
+/*
+ * The min and high watermarks of every zone added up, in kB, as
+ * /proc/zoneinfo gives them: with the boost that fragmentation events
+ * add, which raises both for a while.  0 or -errno.
+ */
+static int watermarks(long long *min_kb, long long *high_kb)
+{
+	FILE *f = fopen("/proc/zoneinfo", "r");
+	char line[256];
+	long long v;
+
+	if (!f)
+		return -errno;
+	*min_kb = *high_kb = 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, " min %lld", &v) == 1)
+			*min_kb += v * 4;
+		else if (sscanf(line, " high %lld", &v) == 1)
+			*high_kb += v * 4;
+	}
+	fclose(f);
+	return *min_kb && *high_kb ? 0 : -EINVAL;
+}
+
+/*
+ * A memory hog: anonymous memory, 16 MiB at a time, 1 MiB near the
+ * watermarks, until the kernel takes the cached packs back (the shrinker,
+ * once a zone is below its high watermark).  kswapd may do it; after
+ * high-order reclaim failed for a while (the fragmenting above) it may
+ * have given up on a node, and then direct reclaim does it, at the min
+ * watermark, boost included.  The hog goes no lower than that, all zones
+ * added up, and waits 10 s there; then the test fails.  Direct reclaim
+ * frees a cached pack before the OOM killer comes, and the hog stops as
+ * soon as none is left.
+ */
+static void reclaim(void)
+{
+	long long min_kb = 0, high_kb = 0, free_kb, cached, total_kb = read_meminfo_kb("MemTotal");
+	double waited_from = 0;
+	struct pack_stats st = {};
+	size_t len = 0, step, i;
+	char *hog;
+	int fd;
+
+	if (!ASSERT_OK(jit_quiesce(SETTLE_MS), "quiesce") ||
+	    !ASSERT_OK(packs_uncache(), "cache emptied"))
+		return;
+	cached = make_cached(PEAK_PACKS);
+	if (!ASSERT_EQ(cached, PEAK_PACKS, "packs cached"))
+		return;
+	hog = mmap(NULL, total_kb << 10, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (!ASSERT_TRUE(hog != MAP_FAILED, "hog's mapping"))
+		return;
+	for (;;) {
+		if (!ASSERT_OK(packstats_read(&st), "read " PACKSTATS_PATH) ||
+		    !ASSERT_OK(watermarks(&min_kb, &high_kb), "/proc/zoneinfo"))
+			break;
+		cached = st.cached;
+		packstats_free(&st);
+		free_kb = read_meminfo_kb("MemFree");
+		if (cached <= st.reserve)
+			break;
+		if (free_kb < min_kb) {
+			if (!waited_from)
+				waited_from = now_ms();
+			if (now_ms() - waited_from > 10000)
+				break;
+			usleep(100 * 1000);
+			continue;
+		}
+		step = free_kb > 2 * high_kb + (32 << 10) ? 16 << 20 : 1 << 20;
+		if (len + step > (size_t)total_kb << 10)
+			break;
+		for (i = 0; i < step; i += 4096)
+			hog[len + i] = 1;
+		len += step;
+	}
+	ASSERT_LE(cached, st.reserve, "cached packs reclaimed");
+	test__note("reclaimed with %zu MiB hogged, MemFree %lld kB, watermarks min %lld high %lld kB",
+		   len >> 20, read_meminfo_kb("MemFree"), min_kb, high_kb);
+	munmap(hog, total_kb << 10);
+	fd = load_fill();
+	if (ASSERT_GE(fd, 0, "a load after"))
+		close(fd);
+	if (ASSERT_OK(jit_quiesce(SETTLE_MS), "quiesce") && ASSERT_OK(packs_uncache(), "uncache"))
+		check_invariants("after reclaim");
+}
+
+/* Waits up to @ms for at most @n packs cached: the count then, or -1. */
+static long long wait_cached(long long n, int ms)
+{
+	struct pack_stats st;
+	double end = now_ms() + ms;
+
+	do {
+		if (packstats_read(&st))
+			return -1;
+		packstats_free(&st);
+		if (st.cached <= n)
+			break;
+		usleep(50 * 1000);
+	} while (now_ms() < end);
+	return st.cached;
+}
+
+/* Cached packs go after bpf_prog_pack.idle_secs unused; a write applies at once. */
+static void idle(void)
+{
+	char was[16];
+
+	if (!ASSERT_OK(jit_quiesce(SETTLE_MS), "quiesce") ||
+	    !ASSERT_OK(packs_uncache(), "cache emptied") ||
+	    !ASSERT_GT(read_file(PACK_PARAM("idle_secs"), was, sizeof(was)), 0, "idle_secs"))
+		return;
+	ASSERT_EQ(atoi(was), 600, "default: 10 minutes");
+	if (!ASSERT_EQ(make_cached(2), 2, "packs cached"))
+		return;
+	ASSERT_EQ(wait_cached(1, 1000), 2, "kept a second later");
+	if (!ASSERT_OK(write_file(PACK_PARAM("idle_secs"), "2"), "idle_secs=2"))
+		return;
+	ASSERT_EQ(wait_cached(0, 5000), 0, "freed 2 s after");
+	ASSERT_EQ(write_file(PACK_PARAM("idle_secs"), "604801"), -EINVAL, "over a week refused");
+	ASSERT_OK(write_file(PACK_PARAM("idle_secs"), "600"), "idle_secs=600");
+}
+
+/* bpf_prog_pack.reserve: huge packs made at once and kept, idle or not. */
+static void reserve(void)
+{
+	struct pack_stats st = {};
+
+	if (!ASSERT_OK(jit_quiesce(SETTLE_MS), "quiesce") ||
+	    !ASSERT_OK(packs_uncache(), "cache emptied") ||
+	    !ASSERT_OK(write_file(PACK_PARAM("reserve"), "2"), "reserve=2"))
+		return;
+	usleep(500 * 1000);
+	/* huge packs in use count: Debian's own PTP classifier holds one */
+	if (ASSERT_OK(packs_uncache(), "the cache emptied (idle_secs 0)") &&
+	    ASSERT_OK(packstats_read(&st), "read " PACKSTATS_PATH)) {
+		ASSERT_EQ(st.reserve, 2, "reserve in the statistics");
+		ASSERT_EQ(st.huge_packs, 2, "two huge packs, made or in use, kept");
+		ASSERT_EQ(st.cached, 2 - (st.packs - st.cached), "those made cached");
+		check_all_packs(&st, "reserve");
+		packstats_free(&st);
+	}
+	ASSERT_OK(write_file(PACK_PARAM("reserve"), "0"), "reserve=0");
+	ASSERT_OK(packs_uncache(), "then reclaimed");
+	ASSERT_EQ(write_file(PACK_PARAM("reserve"), "33"), -EINVAL, "over 32 refused");
+}
+
+void test_pack_cache(void)
+{
+	if (!packstats_available()) {
+		test__skip("no " PACKSTATS_PATH ": not the patched kernel");
+		return;
+	}
+	if (access(PACK_PARAM("idle_secs"), W_OK)) {
+		test__skip("no bpf_prog_pack parameters: a series without the pack cache");
+		return;
+	}
+	if (test__start_subtest("fragmented_unmovable")) {
+		if (access(FRAGMENT_KO, R_OK))
+			test__skip("no " FRAGMENT_KO);
+		else
+			reuse_fragmented(FRAG_UNMOVABLE);
+	}
+	if (test__start_subtest("fragmented_movable")) {
+		if (access("/sys/kernel/debug/split_huge_pages", W_OK))
+			test__skip("needs CONFIG_TRANSPARENT_HUGEPAGE");
+		else if (debug_kernel())
+			test__skip("over 10 minutes under KASAN; make test-debian runs it");
+		else
+			reuse_fragmented(FRAG_MOVABLE);
+	}
+	if (test__start_subtest("reclaim"))
+		reclaim();
+	if (test__start_subtest("idle"))
+		idle();
+	if (test__start_subtest("reserve"))
+		reserve();
+}
