@@ -6,7 +6,7 @@
  *
  *   benchtool [-n churn count] [-r rounds] [-S scale target] [-L live target]
  *             [-T random steps] [-s seed] [-F traced functions]
- *             [-w workloads: c,r,m,s,t]
+ *             [-w workloads: c,r,m,s,t,f,g]
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,9 +19,9 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
-#include <bpf/btf.h>
 
 #include "churn.h"
+#include "fragment.h"
 #include "packstats.h"
 #include "progs.h"
 #include "ptdump.h"
@@ -35,25 +35,37 @@ static void progress(const char *wl, const char *what)
 	fprintf(stderr, "[bench %6.1fs] %s: %s\n", (now_ms() - t0) / 1e3, wl, what);
 }
 
-/* Packs held and the bytes they span: the series' statistics, else /proc/vmallocinfo. */
-static int packs_held(long long *packs, long long *bytes, const char **src)
+struct packs {
+	long long packs;	/* held */
+	long long cached;	/* of them, kept empty for reuse (the series' cache) */
+	long long fallbacks;	/* 4K packs made since boot, -1: unknown */
+	long long bytes;	/* the bytes they span */
+	const char *src;
+};
+
+/* Packs held: the series' statistics, else /proc/vmallocinfo. */
+static int packs_held(struct packs *p)
 {
 	static struct pack_stats st;
 	char line[512];
 	FILE *f;
 
+	p->cached = 0;
+	p->fallbacks = -1;
 	if (packstats_available() && !packstats_read(&st)) {
-		*packs = st.packs;
-		*bytes = st.packs * st.pack_size;
+		p->packs = st.packs;
+		p->cached = st.cached;
+		p->fallbacks = st.fallbacks;
+		p->bytes = st.packs * st.pack_size;
 		packstats_free(&st);
-		*src = "prog_pack";
+		p->src = "prog_pack";
 		return 0;
 	}
 	/* 6.1 without the series: a pack is a module_alloc() of 2 MiB (plus a guard page) */
 	f = fopen("/proc/vmallocinfo", "r");
 	if (!f)
 		return -errno;
-	*packs = *bytes = 0;
+	p->packs = p->bytes = 0;
 	while (fgets(line, sizeof(line), f)) {
 		long long sz;
 
@@ -61,50 +73,52 @@ static int packs_held(long long *packs, long long *bytes, const char **src)
 			continue;
 		if (strstr(line, "module_alloc") || strstr(line, "bpf_prog_pack") ||
 		    strstr(line, "bpf_jit_alloc_exec")) {
-			(*packs)++;
-			*bytes += sz - 4096;
+			p->packs++;
+			p->bytes += sz - 4096;
 		}
 	}
 	fclose(f);
-	*src = "vmallocinfo";
+	p->src = "vmallocinfo";
 	return 0;
 }
 
 static void snap(const char *wl, const char *tag, long live)
 {
+	struct packs p = { -1, -1, -1, -1, "none" };
 	struct mem_snapshot s;
-	long long packs = -1, pbytes = -1;
-	const char *src = "none";
 
 	snapshot_take(&s);
-	packs_held(&packs, &pbytes, &src);
+	packs_held(&p);
 	printf("B snap wl=%s tag=%s live=%ld l2=%lld l3=%lld dm4k=%lld dm2m=%lld "
-	       "dmap4k=%lld dmap2m=%lld mod4k=%lld mod2m=%lld packs=%lld pack_bytes=%lld src=%s\n",
+	       "dmap4k=%lld dmap2m=%lld mod4k=%lld mod2m=%lld packs=%lld cached=%lld "
+	       "fallbacks=%lld pack_bytes=%lld src=%s\n",
 	       wl, tag, live, s.l2_splits, s.l3_splits, s.dm4k_kb, s.dm2m_kb,
 	       s.have_ptdump ? (long long)pt_entries(&s.direct, PT_4K) : -1,
 	       s.have_ptdump ? (long long)pt_entries(&s.direct, PT_2M) : -1,
 	       s.have_ptdump ? (long long)pt_entries(&s.modules, PT_4K) : -1,
 	       s.have_ptdump ? (long long)pt_entries(&s.modules, PT_2M) : -1,
-	       packs, pbytes, src);
+	       p.packs, p.cached, p.fallbacks, p.bytes, p.src);
 	fflush(stdout);
 }
 
 /*
  * Frees are deferred (RCU, then a workqueue): wait until @live programs are
- * left and the pack count is stable, or, with @max_packs >= 0, down to it.
+ * left and the count of packs in use (not cached) is stable, or, with
+ * @max_packs >= 0, down to it.
  */
 static void settle_to(long live, long long max_packs, int timeout_ms)
 {
 	double deadline = now_ms() + timeout_ms;
-	long long p, b, last = -2;
-	const char *src;
+	long long in_use, last = -2;
+	struct packs p;
 	int stable = 0;
 
 	while (now_ms() < deadline) {
-		if (count_live_progs() == live && !packs_held(&p, &b, &src)) {
-			stable = p == last ? stable + 1 : 0;
-			last = p;
-			if (max_packs >= 0 ? p <= max_packs : stable == 3)
+		if (count_live_progs() == live && !packs_held(&p)) {
+			in_use = p.packs - p.cached;
+			stable = in_use == last ? stable + 1 : 0;
+			last = in_use;
+			if (max_packs >= 0 ? in_use <= max_packs : stable == 3)
 				return;
 		}
 		usleep(100 * 1000);
@@ -117,13 +131,12 @@ static void settle(long live, int timeout_ms)
 	settle_to(live, -1, timeout_ms);
 }
 
-/* Packs held now, -1 if unknown. */
+/* Packs in use (held, not cached) now, -1 if unknown. */
 static long long packs_now(void)
 {
-	long long p, b;
-	const char *src;
+	struct packs p;
 
-	return packs_held(&p, &b, &src) ? -1 : p;
+	return packs_held(&p) ? -1 : p.packs - p.cached;
 }
 
 static double now_us(void)
@@ -168,7 +181,7 @@ static int timed_load(unsigned int insns, double *us)
 }
 
 /* --- churn --------------------------------------------------------------- */
-static int churn(unsigned int n, unsigned int rounds, unsigned int seed)
+static int churn(const char *wl, unsigned int n, unsigned int rounds, unsigned int seed)
 {
 	double *lat = calloc((size_t)n * rounds, sizeof(*lat)), p50, p99;
 	int *fds = calloc(n, sizeof(*fds));
@@ -180,14 +193,14 @@ static int churn(unsigned int n, unsigned int rounds, unsigned int seed)
 		return -ENOMEM;
 	long long base_packs = packs_now();
 
-	snap("churn", "before", base_live);
+	snap(wl, "before", base_live);
 	for (r = 1; r <= rounds; r++) {
 		double sum = 0;
 
 		for (i = 0; i < n; i++) {
 			fds[i] = timed_load(2 + rand_r(&seed) % 399, &lat[k]);
 			if (fds[i] < 0) {
-				printf("B error wl=churn round=%u err=%d\n", r, fds[i]);
+				printf("B error wl=%s round=%u err=%d\n", wl, r, fds[i]);
 				return fds[i];
 			}
 			sum += lat[k++];
@@ -196,13 +209,13 @@ static int churn(unsigned int n, unsigned int rounds, unsigned int seed)
 			close(fds[i]);
 		settle_to(base_live, base_packs, 20000);
 		snprintf(tag, sizeof(tag), "round%u", r);
-		snap("churn", tag, base_live);
-		printf("B churn round=%u us_avg=%.1f\n", r, sum / n);
+		snap(wl, tag, base_live);
+		printf("B %s round=%u us_avg=%.1f\n", wl, r, sum / n);
 		snprintf(tag, sizeof(tag), "round %u/%u done", r, rounds);
-		progress("churn", tag);
+		progress(wl, tag);
 	}
 	pctl(lat, k, &p50, &p99);
-	printf("B lat wl=churn n=%u p50=%.1f p99=%.1f\n", k, p50, p99);
+	printf("B lat wl=%s n=%u p50=%.1f p99=%.1f\n", wl, k, p50, p99);
 	free(lat);
 	free(fds);
 	return 0;
@@ -259,17 +272,16 @@ static int random_churn(const char *wl, unsigned int target, unsigned int steps,
 			len[v] = len[live];
 		}
 		if ((s + 1) % sample == 0) {
-			long long p, b;
-			const char *src = "none";
+			struct packs p;
 			struct pt_stats mod;
 			int pt;
 
 			settle(base_live + live, 5000);
 			pt = ptdump_stats_kernel(MODULES_SECTION, 0, 0, &mod);
-			if (packs_held(&p, &b, &src))
-				p = b = -1;
+			if (packs_held(&p))
+				p.packs = p.bytes = -1;
 			printf("B %s step=%u live=%u jit_bytes=%lld packs=%lld pack_bytes=%lld "
-			       "mod4k=%lld mod2m=%lld\n", wl, s + 1, live, jbytes, p, b,
+			       "mod4k=%lld mod2m=%lld\n", wl, s + 1, live, jbytes, p.packs, p.bytes,
 			       pt ? -1 : (long long)pt_entries(&mod, PT_4K),
 			       pt ? -1 : (long long)pt_entries(&mod, PT_2M));
 			fflush(stdout);
@@ -485,11 +497,6 @@ static int scale(unsigned int target, unsigned int seed)
 }
 
 /* --- trampolines: attach/detach churn ------------------------------------ */
-static int compare_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /*
  * @nfuncs fentry programs ("r0 = 0; exit"), one on each of the first
  * syscall entry points, by name, that the kernel lets one attach to; then
@@ -501,44 +508,27 @@ static int compare_str(const void *a, const void *b)
  * instruction clock skips to, so an attach is also timed by the CPU time
  * it takes: its work without the waits.
  */
-static int tramp(unsigned int nfuncs, unsigned int rounds)
+static int tramp(const char *wl, unsigned int nfuncs, unsigned int rounds)
 {
-	const struct bpf_insn insns[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
-	struct btf *btf = btf__load_vmlinux_btf();
-	unsigned int i, r, n = 0, nnames = 0, k = 0;
+	unsigned int i, r, k = 0, n;
 	size_t cap = (size_t)nfuncs * rounds;
 	double *att = calloc(cap, sizeof(*att)), *det = calloc(cap, sizeof(*det));
 	double *cpu = calloc(cap, sizeof(*cpu)), *tot = calloc(cap, sizeof(*tot)), p50, p99, s, c;
-	int *progs = calloc(nfuncs, sizeof(*progs)), id, link, err = 0;
+	int *progs = calloc(nfuncs, sizeof(*progs)), link, err = 0, loaded;
 	long base_live = count_live_progs();
-	const char **names;
 	char tag[32];
 
-	if (!btf || !att || !det || !cpu || !tot || !progs)
+	if (!att || !det || !cpu || !tot || !progs)
 		return -ENOMEM;
-	names = calloc(btf__type_cnt(btf), sizeof(*names));
-	for (id = 1; id < (int)btf__type_cnt(btf); id++) {
-		const struct btf_type *t = btf__type_by_id(btf, id);
-		const char *name = btf__name_by_offset(btf, t->name_off);
-
-		if (btf_is_func(t) && !strncmp(name, "__x64_sys_", 10))
-			names[nnames++] = name;
+	loaded = load_fentry_progs(progs, nfuncs);
+	if (loaded < 0) {
+		printf("B error wl=%s load err=%d\n", wl, loaded);
+		return loaded;
 	}
-	qsort(names, nnames, sizeof(*names), compare_str);
-	for (i = 0; i < nnames && n < nfuncs; i++) {
-		LIBBPF_OPTS(bpf_prog_load_opts, o, .expected_attach_type = BPF_TRACE_FENTRY,
-			    .attach_btf_id = btf__find_by_name_kind(btf, names[i], BTF_KIND_FUNC));
-
-		progs[n] = bpf_prog_load(BPF_PROG_TYPE_TRACING, "tramp", "GPL", insns, 2, &o);
-		if (progs[n] >= 0)
-			n++;
-	}
+	n = loaded;
 	settle(base_live + n, 20000);
 	/* from here on, only trampolines come and go */
-	snap("tramp", "before", base_live + n);
+	snap(wl, "before", base_live + n);
 	for (r = 1; r <= rounds && !err; r++) {
 		for (i = 0; i < n; i++) {
 			s = now_us();
@@ -551,7 +541,7 @@ static int tramp(unsigned int nfuncs, unsigned int rounds)
 			}
 			if (link < 0) {
 				err = -errno;
-				printf("B error wl=tramp round=%u err=%d\n", r, err);
+				printf("B error wl=%s round=%u err=%d\n", wl, r, err);
 				break;
 			}
 			cpu[k] = cpu_us() - c;
@@ -563,28 +553,99 @@ static int tramp(unsigned int nfuncs, unsigned int rounds)
 			k++;
 		}
 		snprintf(tag, sizeof(tag), "round %u/%u done", r, rounds);
-		progress("tramp", tag);
+		progress(wl, tag);
 	}
-	printf("B tramp functions=%u candidates=%u\n", n, nnames);
+	printf("B %s functions=%u candidates=%d\n", wl, n, loaded);
 	settle(base_live + n, 20000);
-	snap("tramp", "after", base_live + n);
+	snap(wl, "after", base_live + n);
 	for (i = 0; i < n; i++)
 		close(progs[i]);
 	pctl(att, k, &p50, &p99);
-	printf("B lat wl=tramp_attach n=%u p50=%.1f p99=%.1f\n", k, p50, p99);
+	printf("B lat wl=%s_attach n=%u p50=%.1f p99=%.1f\n", wl, k, p50, p99);
 	pctl(cpu, k, &p50, &p99);
-	printf("B lat wl=tramp_attach_cpu n=%u p50=%.1f p99=%.1f\n", k, p50, p99);
+	printf("B lat wl=%s_attach_cpu n=%u p50=%.1f p99=%.1f\n", wl, k, p50, p99);
 	pctl(det, k, &p50, &p99);
-	printf("B lat wl=tramp_detach n=%u p50=%.1f p99=%.1f\n", k, p50, p99);
+	printf("B lat wl=%s_detach n=%u p50=%.1f p99=%.1f\n", wl, k, p50, p99);
 	pctl(tot, k, &p50, &p99);
-	printf("B lat wl=tramp n=%u p50=%.1f p99=%.1f\n", k, p50, p99);
-	free(names);
+	printf("B lat wl=%s n=%u p50=%.1f p99=%.1f\n", wl, k, p50, p99);
 	free(att);
 	free(cpu);
 	free(tot);
 	free(det);
 	free(progs);
-	btf__free(btf);
+	return err;
+}
+
+/* --- the same on fragmented memory --------------------------------------- */
+#define EXTFRAG		"/proc/sys/vm/extfrag_threshold"
+#define PROACTIVE	"/proc/sys/vm/compaction_proactiveness"
+
+/*
+ * A peak on memory as it is after boot: @peak programs of 2-400 insns
+ * loaded, all live, and freed.  Then free memory is broken up so that no
+ * 2 MiB block is left (selftests/lib/fragment.c, movable: this process's
+ * pages), and churn, random churn and trampolines run again, under that
+ * peak: a kernel that keeps the packs it made needs no new 2 MiB block for
+ * them, one that frees them does.  Without @compaction, compaction is
+ * turned off for costly orders (vm.extfrag_threshold 1000, proactive 0),
+ * as on a kernel without CONFIG_COMPACTION; with it, the kernel may move
+ * the fragmenter's pages to make a 2 MiB block.  Workloads are named
+ * @wl_churn, @wl_random, @wl_tramp.
+ */
+static int fragmented(const char *wl, bool compaction, unsigned int peak, unsigned int n,
+		      unsigned int rounds, unsigned int target, unsigned int steps,
+		      unsigned int nfuncs, unsigned int seed)
+{
+	int *fds = calloc(peak, sizeof(*fds)), err = 0;
+	long base_live = count_live_progs();
+	long long base_packs = packs_now(), before;
+	char threshold[16] = "", proactive[16] = "", name[32], name2[32], name3[32];
+	struct frag f;
+	unsigned int i;
+
+	if (!fds)
+		return -ENOMEM;
+	snap(wl, "before", base_live);
+	for (i = 0; i < peak && !err; i++) {
+		fds[i] = load_filter(2 + rand_r(&seed) % 399, 0);
+		if (fds[i] < 0)
+			err = fds[i];
+	}
+	snap(wl, "peak", base_live + i - !!err);
+	while (i)
+		if (fds[--i] >= 0)
+			close(fds[i]);
+	free(fds);
+	settle_to(base_live, base_packs, 30000);
+	snap(wl, "freed", base_live);
+	if (err) {
+		printf("B error wl=%s peak err=%d\n", wl, err);
+		return err;
+	}
+	if (!compaction && read_file(EXTFRAG, threshold, sizeof(threshold)) > 0 &&
+	    read_file(PROACTIVE, proactive, sizeof(proactive)) > 0) {
+		write_file(EXTFRAG, "1000");
+		write_file(PROACTIVE, "0");
+	}
+	progress(wl, "peak done, fragmenting");
+	before = free_huge_blocks();
+	err = fragment(&f, FRAG_MOVABLE, 16);
+	printf("B frag wl=%s compaction=%d err=%d blocks=%ld free_2m_before=%lld free_2m_after=%ld\n",
+	       wl, compaction, err, f.blocks, before, free_huge_blocks());
+	if (!err) {
+		snap(wl, "fragmented", base_live);
+		snprintf(name, sizeof(name), "%s_churn", wl);
+		snprintf(name2, sizeof(name2), "%s_random", wl);
+		snprintf(name3, sizeof(name3), "%s_tramp", wl);
+		err = churn(name, n, rounds, seed) ?: random_churn(name2, target, steps, seed, 0) ?:
+		      tramp(name3, nfuncs, rounds);
+		snap(wl, "after", base_live);
+		fragment_release(&f);
+	}
+	if (threshold[0]) {
+		write_file(EXTFRAG, threshold);
+		write_file(PROACTIVE, proactive);
+	}
 	return err;
 }
 
@@ -592,7 +653,7 @@ int main(int argc, char **argv)
 {
 	unsigned int n = 5000, rounds = 8, starget = 100000, ltarget = 10000, steps = 30000;
 	unsigned int seed = 1, nfuncs = 200;
-	const char *wls = "c,r,m,s,t";
+	const char *wls = "c,r,m,s,t,f,g";
 	int c, err = 0;
 
 	while ((c = getopt(argc, argv, "n:r:S:L:T:s:F:w:h")) != -1) {
@@ -608,7 +669,7 @@ int main(int argc, char **argv)
 		default:
 			fprintf(stderr, "usage: %s [-n churn programs] [-r rounds] [-S scale target] "
 				"[-L random live target] [-T random steps] [-s seed] "
-				"[-F traced functions] [-w c,r,m,s,t]\n",
+				"[-F traced functions] [-w c,r,m,s,t,f,g]\n",
 				argv[0]);
 			return c == 'h' ? 0 : 2;
 		}
@@ -621,7 +682,7 @@ int main(int argc, char **argv)
 	jit_quiesce(5000);
 	if (strchr(wls, 'c')) {
 		progress("churn", "start");
-		err = churn(n, rounds, seed) ?: err;
+		err = churn("churn", n, rounds, seed) ?: err;
 	}
 	if (strchr(wls, 'r')) {
 		progress("random", "start");
@@ -637,7 +698,18 @@ int main(int argc, char **argv)
 	}
 	if (strchr(wls, 't')) {
 		progress("tramp", "start");
-		err = tramp(nfuncs, rounds) ?: err;
+		err = tramp("tramp", nfuncs, rounds) ?: err;
+	}
+	/* fragmented, without and with compaction: a peak above what each workload keeps */
+	for (const char *w = "fg"; *w; w++) {
+		unsigned int peak = ltarget * 11 / 10 > n ? ltarget * 11 / 10 : n;
+		const char *wl = *w == 'f' ? "frag" : "fragc";
+
+		if (!strchr(wls, *w))
+			continue;
+		progress(wl, "start");
+		err = fragmented(wl, *w == 'g', peak, n, (rounds + 1) / 2, ltarget, steps / 2,
+				 nfuncs, seed) ?: err;
 	}
 	printf("B done err=%d elapsed_s=%.0f\n", err, (now_ms() - t0) / 1e3);
 	return err ? 1 : 0;

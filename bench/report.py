@@ -40,7 +40,7 @@ def kv(words):
 
 def parse(path):
     r = {"snap": {}, "churn": {}, "lat": {}, "random": [], "mixed": [], "scale": [], "mark": {},
-         "tramp": {},
+         "tramp": {}, "frag": {},
          "marklat": {}, "prof": {}, "done": None, "errors": [], "profiler": None, "launcher": ""}
     with open(path, errors="replace") as f:
         for line in f:
@@ -72,6 +72,8 @@ def parse(path):
                     fns[d["fn"]] = d
             elif kind == "tramp":
                 r["tramp"] = d
+            elif kind == "frag":
+                r["frag"][d["wl"]] = d
             elif kind == "profiler":
                 r["profiler"] = d
             elif kind == "done":
@@ -411,6 +413,32 @@ def main():
            "skips to, so their times are whole ticks on every kernel; the CPU time of the "
            "attaching thread is the attach's own work, the size pass included.")
 
+    # --- fragmented: benchtool -w f (compaction off) and -w g (on) ---
+    FRAG = (("frag", "compaction off (vm.extfrag_threshold 1000), as without CONFIG_COMPACTION"),
+            ("fragc", "compaction on (the kernel may move the fragmenter's pages)"))
+    fr = lambda r, fw: r["frag"].get(fw)
+    flast = max((int(t.split("round")[1]) for (wl, t) in R[kernels[0]]["snap"]
+                 if wl.endswith("_churn") and wl.startswith("frag") and t.startswith("round")), default=0)
+    fwls = lambda fw: [(f"{fw}_churn", f"round{flast}", f"churn, {flast} rounds"),
+                       (f"{fw}_random", "after", "random churn"), (f"{fw}_tramp", "after", "trampolines")]
+    for fw, how in FRAG:
+        if not any(fr(R[k], fw) for k in kernels):
+            continue
+        rows = [("2 MiB blocks free before fragmenting", lambda r, fw=fw: fr(r, fw) and fr(r, fw)["free_2m_before"], "{:,}"),
+                ("2 MiB blocks free after (buddyinfo)", lambda r, fw=fw: fr(r, fw) and fr(r, fw)["free_2m_after"], "{:,}"),
+                ("packs kept after the peak was freed (cached)", lambda r, fw=fw: snapval(r, fw, "freed", "cached"), "{:,}")]
+        for wl, tag, name in fwls(fw):
+            rows += [(f"{name}: 4K fallback packs made", lambda r, wl=wl, tag=tag: delta(r, wl, tag, "fallbacks"), "{:+,}"),
+                     (f"{name}: direct-map splits (l2+l3)", lambda r, wl=wl, tag=tag: splits(r, wl, tag), "{:+,}"),
+                     (f"{name}: DirectMap4k delta, kB", lambda r, wl=wl, tag=tag: delta(r, wl, tag, "dm4k"), "{:+,}")]
+        table(f"fragmented, {how}", rows,
+              "A peak of programs is loaded and freed on memory as the boot left it; then "
+              "`selftests/lib/fragment.c` takes every free 2 MiB block as a transparent huge page, "
+              "splits it and gives back 15 pages in 16 (movable memory), and the workloads run "
+              "again under that peak, each counted from its own start to its end. A kernel that "
+              "frees a pack as it empties needs a new 2 MiB block for each pack it makes again. "
+              "Fallbacks come from the series' statistics (n/a without them).")
+
     # --- targets ---
     P("\n### targets (patched)\n")
     T = []
@@ -427,6 +455,16 @@ def main():
             s, d = splits(p, "tramp", "after"), delta(p, "tramp", "after", "dm4k")
             if s is None or d is None or s != 0 or d != 0:
                 bad.append(f"tramp: splits {na(s, '{:+}')}, DirectMap4k {na(d, '{:+}')} kB")
+        for fw, how in FRAG:
+            if not fr(p, fw):
+                continue
+            fbad = []
+            for wl, tag, name in fwls(fw):
+                f_, s_ = delta(p, wl, tag, "fallbacks"), splits(p, wl, tag)
+                if f_ is None or s_ is None or f_ != 0 or s_ != 0:
+                    fbad.append(f"{name}: fallbacks {na(f_, '{:+}')}, splits {na(s_, '{:+}')}")
+            T.append((f"fragmented ({fw}), under the earlier peak: 0 fallbacks and 0 splits", not fbad,
+                      "; ".join(fbad) or "0 and 0 in churn, random churn and trampolines"))
         T.append(("splits 0 and DirectMap4k delta 0 in every workload", not bad,
                   "; ".join(bad) or f"0 and 0 in churn, {', '.join(rwls)} (peak, after), scale (peak, "
                   f"after){' and trampolines' if tr(p) else ''}"))
