@@ -586,11 +586,13 @@ static int tramp(const char *wl, unsigned int nfuncs, unsigned int rounds)
  * 2 MiB block is left (selftests/lib/fragment.c, movable: this process's
  * pages), and churn, random churn and trampolines run again, under that
  * peak: a kernel that keeps the packs it made needs no new 2 MiB block for
- * them, one that frees them does.  Without @compaction, compaction is
- * turned off for costly orders (vm.extfrag_threshold 1000, proactive 0),
- * as on a kernel without CONFIG_COMPACTION; with it, the kernel may move
- * the fragmenter's pages to make a 2 MiB block.  Workloads are named
- * @wl_churn, @wl_random, @wl_tramp.
+ * them, one that frees them does.  Compaction is turned off for costly
+ * orders (vm.extfrag_threshold 1000, proactive 0) while the fragmenter
+ * runs: with it on, compaction moves the pages it holds and makes blocks
+ * as fast as it takes them.  Without @compaction it stays off for the
+ * workloads, as on a kernel without CONFIG_COMPACTION; with it, it is back
+ * on, and the kernel may move the fragmenter's pages to make a 2 MiB block
+ * for a pack.  Workloads are named @wl_churn, @wl_random, @wl_tramp.
  */
 static int fragmented(const char *wl, bool compaction, unsigned int peak, unsigned int n,
 		      unsigned int rounds, unsigned int target, unsigned int steps,
@@ -622,7 +624,7 @@ static int fragmented(const char *wl, bool compaction, unsigned int peak, unsign
 		printf("B error wl=%s peak err=%d\n", wl, err);
 		return err;
 	}
-	if (!compaction && read_file(EXTFRAG, threshold, sizeof(threshold)) > 0 &&
+	if (read_file(EXTFRAG, threshold, sizeof(threshold)) > 0 &&
 	    read_file(PROACTIVE, proactive, sizeof(proactive)) > 0) {
 		write_file(EXTFRAG, "1000");
 		write_file(PROACTIVE, "0");
@@ -632,6 +634,11 @@ static int fragmented(const char *wl, bool compaction, unsigned int peak, unsign
 	err = fragment(&f, FRAG_MOVABLE, 16);
 	printf("B frag wl=%s compaction=%d err=%d blocks=%ld free_2m_before=%lld free_2m_after=%ld\n",
 	       wl, compaction, err, f.blocks, before, free_huge_blocks());
+	if (compaction && threshold[0]) {
+		write_file(EXTFRAG, threshold);
+		write_file(PROACTIVE, proactive);
+		threshold[0] = 0;
+	}
 	if (!err) {
 		snap(wl, "fragmented", base_live);
 		snprintf(name, sizeof(name), "%s_churn", wl);
