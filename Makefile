@@ -94,7 +94,7 @@ help:
 	@echo '  make bench       base, patched and the Debian binary kernel side by side: churn, scale to'
 	@echo '                   100k programs, random churn, trampoline attach/detach, timed in'
 	@echo '                   guest instructions (icount);'
-	@echo '                   $(B)/bench/report.md, *.csv, *.svg (~15 min)'
+	@echo '                   $(B)/bench/report.md, *.csv, *.svg (~16 min)'
 	@echo '  make clean       remove $(B)/'
 	@echo 'Variables:'
 	@echo '  SRC_TAR=$(SRC_TAR)'
