@@ -577,19 +577,14 @@ static int tramp(const char *wl, unsigned int nfuncs, unsigned int rounds)
 }
 
 /* --- the same on fragmented memory --------------------------------------- */
-#define EXTFRAG		"/proc/sys/vm/extfrag_threshold"
-#define PROACTIVE	"/proc/sys/vm/compaction_proactiveness"
-
 /*
  * A peak on memory as it is after boot: @peak programs of 2-400 insns
  * loaded, all live, and freed.  Then free memory is broken up so that no
  * 2 MiB block is left (selftests/lib/fragment.c, movable: this process's
  * pages), and churn, random churn and trampolines run again, under that
  * peak: a kernel that keeps the packs it made needs no new 2 MiB block for
- * them, one that frees them does.  Compaction is turned off for costly
- * orders (vm.extfrag_threshold 1000, proactive 0) while the fragmenter
- * runs: with it on, compaction moves the pages it holds and makes blocks
- * as fast as it takes them.  Without @compaction it stays off for the
+ * them, one that frees them does.  Compaction is off (compaction_off())
+ * while the fragmenter runs.  Without @compaction it stays off for the
  * workloads, as on a kernel without CONFIG_COMPACTION; with it, it is back
  * on, and the kernel may move the fragmenter's pages to make a 2 MiB block
  * for a pack.  Workloads are named @wl_churn, @wl_random, @wl_tramp.
@@ -601,7 +596,8 @@ static int fragmented(const char *wl, bool compaction, unsigned int peak, unsign
 	int *fds = calloc(peak, sizeof(*fds)), err = 0;
 	long base_live = count_live_progs();
 	long long base_packs = packs_now(), before;
-	char threshold[16] = "", proactive[16] = "", name[32], name2[32], name3[32];
+	char name[32], name2[32], name3[32];
+	struct compaction cmp;
 	struct frag f;
 	unsigned int i;
 
@@ -624,21 +620,14 @@ static int fragmented(const char *wl, bool compaction, unsigned int peak, unsign
 		printf("B error wl=%s peak err=%d\n", wl, err);
 		return err;
 	}
-	if (read_file(EXTFRAG, threshold, sizeof(threshold)) > 0 &&
-	    read_file(PROACTIVE, proactive, sizeof(proactive)) > 0) {
-		write_file(EXTFRAG, "1000");
-		write_file(PROACTIVE, "0");
-	}
+	compaction_off(&cmp);
 	progress(wl, "peak done, fragmenting");
 	before = free_huge_blocks();
 	err = fragment(&f, FRAG_MOVABLE, 16);
 	printf("B frag wl=%s compaction=%d err=%d blocks=%ld free_2m_before=%lld free_2m_after=%ld\n",
 	       wl, compaction, err, f.blocks, before, free_huge_blocks());
-	if (compaction && threshold[0]) {
-		write_file(EXTFRAG, threshold);
-		write_file(PROACTIVE, proactive);
-		threshold[0] = 0;
-	}
+	if (compaction)
+		compaction_restore(&cmp);
 	if (!err) {
 		snap(wl, "fragmented", base_live);
 		snprintf(name, sizeof(name), "%s_churn", wl);
@@ -649,10 +638,7 @@ static int fragmented(const char *wl, bool compaction, unsigned int peak, unsign
 		snap(wl, "after", base_live);
 		fragment_release(&f);
 	}
-	if (threshold[0]) {
-		write_file(EXTFRAG, threshold);
-		write_file(PROACTIVE, proactive);
-	}
+	compaction_restore(&cmp);
 	return err;
 }
 

@@ -342,27 +342,36 @@ bool check_no_leak(const struct leak_state *before, const char *when)
 	return ok;
 }
 
+struct images_want {
+	const struct leak_state *base;
+	long long n, charged;
+	int err;
+};
+
+/* @n images more than @base, and the JIT budget charged what the packs hold. */
+static bool images_settled(const struct pack_stats *st, void *arg)
+{
+	struct images_want *w = arg;
+
+	w->err = read_jit_charged(&w->charged);
+	return !w->err && st->images == w->base->images + w->n &&
+	       w->charged - w->base->jit_charged == st->bytes_in_use - w->base->bytes_in_use;
+}
+
 bool check_images(const struct leak_state *base, long long n, struct pack_stats *st,
 		  const char *when)
 {
-	double deadline = now_ms() + SETTLE_MS;
+	struct images_want want = { .base = base, .n = n };
 	struct pack_stats own, *keep = st;
-	struct leak_state now;
 	bool ok = true;
 
 	if (!st)
 		st = &own;
-	for (;;) {
-		if (!ASSERT_OK(packstats_read(st), "pack statistics"))
-			return false;
-		if (st->images == base->images + n || now_ms() > deadline)
-			break;
-		packstats_free(st);
-		usleep(50 * 1000);
-	}
+	if (!ASSERT_OK(packstats_wait(st, images_settled, &want, SETTLE_MS), "pack statistics"))
+		return false;
 	ok &= ASSERT_EQ(st->images - base->images, n, "images in packs");
-	if (ASSERT_OK(leak_state_read(&now), "leak state"))
-		ok &= ASSERT_EQ(now.jit_charged - base->jit_charged,
+	if (ASSERT_OK(want.err, "bpf_jit_current"))
+		ok &= ASSERT_EQ(want.charged - base->jit_charged,
 				st->bytes_in_use - base->bytes_in_use,
 				"the JIT budget charged what the packs hold");
 	check_all_packs(st, when);

@@ -69,8 +69,9 @@ bool check_no_leak(const struct leak_state *before, const char *when);
 /*
  * With @n images (trampolines, struct_ops) live beyond @base: waits (up to
  * SETTLE_MS, for deferred frees of earlier ones) until the packs count
- * that many, then asserts it, that the JIT budget charged beyond @base is
- * what the packs hold beyond it, and check_all_packs().  With @st, the
+ * that many and the JIT budget charged beyond @base is what the packs hold
+ * beyond it (read one after the other: both settled), then asserts both,
+ * and check_all_packs().  With @st, the
  * statistics are left there for the caller, who frees them, unless it
  * returns false before reading them.  Only on a kernel with pack statistics.
  */

@@ -19,6 +19,8 @@
 #define SPLIT_THP	"/sys/kernel/debug/split_huge_pages"
 #define MPOL_PREFERRED	1
 #define FRAGMENT_PARAM(name)	"/sys/module/fragment/parameters/" name
+#define EXTFRAG		"/proc/sys/vm/extfrag_threshold"
+#define PROACTIVE	"/proc/sys/vm/compaction_proactiveness"
 /*
  * Passes, PASS_WAIT_MS apart, while a free block shows: a whole block
  * can come free behind a pass, most likely through the reclaim and
@@ -26,6 +28,8 @@
  */
 #define PASSES		4
 #define PASS_WAIT_MS	200
+/* room in the movable mapping for blocks that come free later (fragment_again) */
+#define AGAIN_BLOCKS	64
 
 static bool kernel_zone(const char *zone)
 {
@@ -161,7 +165,7 @@ static int movable_setup(struct frag *f)
 	err = write_file(THP_ENABLED, "always");
 	if (err)
 		return err;
-	f->len = ((size_t)free_kb << 10) + (PASSES * possible_nodes() + 1) * BLOCK;
+	f->len = ((size_t)free_kb << 10) + ((PASSES + AGAIN_BLOCKS) * possible_nodes() + 1) * BLOCK;
 	raw = mmap(NULL, f->len + BLOCK, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (raw == MAP_FAILED)
@@ -173,54 +177,72 @@ static int movable_setup(struct frag *f)
 	return 0;
 }
 
-static int movable_pass(struct frag *f, unsigned int keep)
+static int movable_pass(struct frag *f)
 {
 	int node, nodes = possible_nodes(), err = 0;
 
 	for (node = 0; node < nodes && !err; node++)
-		err = break_node_blocks(f, node, keep, &f->used);
+		err = break_node_blocks(f, node, f->keep, &f->used);
 	syscall(SYS_set_mempolicy, 0, NULL, 0);
 	return err;
 }
 
-/* Loads fragment.ko, which takes the blocks; later passes ask it to take again. */
-static int unmovable_pass(struct frag *f, unsigned int keep)
+/*
+ * Loads fragment.ko, which takes the blocks; later passes ask it to take
+ * again.  It counts the blocks.
+ */
+static int unmovable_pass(struct frag *f)
 {
-	char params[32];
+	char buf[32];
 	int err;
 
-	if (f->loaded)
-		return write_file(FRAGMENT_PARAM("take"), "1");
-	snprintf(params, sizeof(params), "keep=%u", keep);
-	err = module_load(FRAGMENT_KO, params);
-	f->loaded = !err;
-	return err;
+	if (f->loaded) {
+		err = write_file(FRAGMENT_PARAM("take"), "1");
+	} else {
+		snprintf(buf, sizeof(buf), "keep=%u", f->keep);
+		err = module_load(FRAGMENT_KO, buf);
+		f->loaded = !err;
+	}
+	if (err)
+		return err;
+	err = read_file(FRAGMENT_PARAM("blocks"), buf, sizeof(buf));
+	f->blocks = atol(buf);
+	return err < 0 ? err : 0;
+}
+
+static int pass(struct frag *f)
+{
+	return f->kind == FRAG_MOVABLE ? movable_pass(f) : unmovable_pass(f);
 }
 
 int fragment(struct frag *f, enum frag_kind kind, unsigned int keep)
 {
-	char buf[32];
-	int pass, err;
+	int p, err;
 
 	memset(f, 0, sizeof(*f));
 	f->kind = kind;
+	f->keep = keep;
 	err = kind == FRAG_MOVABLE ? movable_setup(f) : 0;
-	for (pass = 0; pass < PASSES && !err; pass++) {
-		if (pass) {
+	for (p = 0; p < PASSES && !err; p++) {
+		if (p) {
 			usleep(PASS_WAIT_MS * 1000);
 			if (free_huge_blocks() <= 0)
 				break;
 		}
-		err = kind == FRAG_MOVABLE ? movable_pass(f, keep) : unmovable_pass(f, keep);
-	}
-	if (!err && kind == FRAG_UNMOVABLE) {
-		err = read_file(FRAGMENT_PARAM("blocks"), buf, sizeof(buf));
-		f->blocks = atol(buf);
-		err = err < 0 ? err : 0;
+		err = pass(f);
 	}
 	if (err)
 		fragment_release(f);
 	return err;
+}
+
+int fragment_again(struct frag *f)
+{
+	long free = free_huge_blocks();
+
+	if (free < 0)
+		return -EIO;
+	return free ? pass(f) : 0;
 }
 
 void fragment_release(struct frag *f)
@@ -235,4 +257,31 @@ void fragment_release(struct frag *f)
 			write_file(THP_ENABLED, f->thp_was);
 	}
 	memset(f, 0, sizeof(*f));
+}
+
+int compaction_off(struct compaction *c)
+{
+	int err;
+
+	memset(c, 0, sizeof(*c));
+	if (read_file(EXTFRAG, c->threshold, sizeof(c->threshold)) < 0 ||
+	    read_file(PROACTIVE, c->proactive, sizeof(c->proactive)) < 0) {
+		c->threshold[0] = 0;
+		return -ENOENT;
+	}
+	err = write_file(EXTFRAG, "1000") ?: write_file(PROACTIVE, "0");
+	if (err)
+		compaction_restore(c);
+	return err;
+}
+
+int compaction_restore(struct compaction *c)
+{
+	int err;
+
+	if (!c->threshold[0])
+		return 0;
+	err = write_file(EXTFRAG, c->threshold) ?: write_file(PROACTIVE, c->proactive);
+	c->threshold[0] = 0;
+	return err;
 }

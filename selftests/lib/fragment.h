@@ -25,6 +25,12 @@ struct frag {
 	char *map;		/* FRAG_MOVABLE: the pages held */
 	size_t len, used;	/* its length, and how much of it the passes went through */
 	char thp_was[32];	/* FRAG_MOVABLE: the THP mode to put back */
+	unsigned int keep;	/* one page held in every @keep */
+};
+
+/* vm.extfrag_threshold and vm.compaction_proactiveness as they were */
+struct compaction {
+	char threshold[16], proactive[16];
 };
 
 #define FRAGMENT_KO "/selftests/fragment.ko"
@@ -42,7 +48,25 @@ void print_buddyinfo(void);
 
 /* 0 or -errno; on an error nothing is held. */
 int fragment(struct frag *f, enum frag_kind kind, unsigned int keep);
+/*
+ * Takes, the same way, the blocks that have come free since (reclaim
+ * woken by failed order-9 requests frees slab and page cache, and can
+ * complete a block the passes left alone): 0 or -errno.
+ */
+int fragment_again(struct frag *f);
 /* Gives it all back; safe on a struct fragment() failed on. */
 void fragment_release(struct frag *f);
+
+/*
+ * Direct compaction off for costly orders (vm.extfrag_threshold 1000) and
+ * proactive compaction off, the values before saved in @c: memory stays as
+ * fragmented as a kernel without CONFIG_COMPACTION sees it.  With it on,
+ * compaction moves the pages the movable fragmenter holds, and either
+ * kind's neighbours, and makes blocks as fast as they are taken.
+ * 0, -ENOENT without CONFIG_COMPACTION (nothing changed), or -errno.
+ */
+int compaction_off(struct compaction *c);
+/* Puts back what compaction_off() saved, once: 0 or -errno. */
+int compaction_restore(struct compaction *c);
 
 #endif

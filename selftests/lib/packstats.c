@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "packstats.h"
+#include "sys.h"
 
 bool packstats_available(void)
 {
@@ -109,6 +110,19 @@ void packstats_free(struct pack_stats *st)
 	for (i = 0; i < st->npacks; i++)
 		free(st->pack[i].used);
 	st->npacks = 0;
+}
+
+int packstats_wait(struct pack_stats *st, bool (*done)(const struct pack_stats *st, void *arg),
+		   void *arg, int ms)
+{
+	double end = now_ms() + ms;
+	int err;
+
+	while (!(err = packstats_read(st)) && !done(st, arg) && now_ms() < end) {
+		packstats_free(st);
+		usleep(50 * 1000);
+	}
+	return err;
 }
 
 int parse_bitmap_list(const char *s, unsigned char *map, unsigned int n)

@@ -35,6 +35,13 @@ bool packstats_available(void);
 int packstats_read(struct pack_stats *st);
 int packstats_parse(FILE *f, struct pack_stats *st);
 void packstats_free(struct pack_stats *st);
+/*
+ * Reads the statistics into @st until @done(@st, @arg) holds or @ms pass:
+ * frees are deferred (RCU, a workqueue, RCU tasks).  0 with the last read
+ * left in @st, done or not (the caller asserts on it), or -errno.
+ */
+int packstats_wait(struct pack_stats *st, bool (*done)(const struct pack_stats *st, void *arg),
+		   void *arg, int ms);
 
 /* The pack of @st that holds @addr: its index in st->pack[], or -1. */
 int pack_of(const struct pack_stats *st, uint64_t addr);
