@@ -54,7 +54,7 @@ run_if_changed = guest/stamp.sh check $(1) $(2) || { \
 	echo "$(notdir $(1)): its inputs changed since the recorded pass: make $(3)"; \
 	$(MAKE) $(3); }
 
-.PHONY: all deps deps-cross kernel check-series check-cross check-cross-if-changed check-style series-tree selftests demo demo-fragmented test test-host test-pack test-guest test-nohuge test-tramp test-upstream test-hibernate test-numa test-harness \
+.PHONY: all deps deps-cross kernel check-series check-cross check-cross-if-changed check-style series-tree selftests demo demo-fragmented test test-host test-pack test-guest test-nohuge test-tramp test-gbpages test-upstream test-hibernate test-numa test-harness \
 	test-debug test-debug-if-changed test-debian test-debian-if-changed initramfs bench help clean FORCE
 all: demo
 
@@ -85,6 +85,8 @@ help:
 	@echo '  make test-hibernate  hibernate and resume HIBERNATE_CYCLES times, a boot each, with'
 	@echo '                   programs, packs and trampolines live (HIBERNATE_KERNEL=base too)'
 	@echo '  make test-numa   the guest suite on 2- and 4-node NUMA guests (~12 min)'
+	@echo '  make test-gbpages  a 4 GiB guest with 1 GiB direct-map pages and a 16 MiB exec pool:'
+	@echo '                   packs split no 1 GiB page (part of make test)'
 	@echo '  make test-debug  the guest suite on a KASAN, lockdep, DEBUG_VM, kmemleak kernel, on'
 	@echo '                   2 NUMA nodes (~30 min; CI runs it when guest/debug-tested is out'
 	@echo '                   of date)'
@@ -427,6 +429,19 @@ test-numa: $(B)/patched/initramfs.cpio
 	done
 	$(Q)guest/summary.sh $(foreach n,$(NUMA_NODES),$(B)/logs/guest-numa$(n).log)
 
+# 1 GiB direct-map pages: a 4 GiB guest (QEMU's -cpu max has them) with
+# an exec pool of GBPAGES_POOL below 1 GiB (vmalloc_exec_pool=).  The
+# gbpages test fills the pool and asserts no 1G split; the churn, whose
+# packs fit in the pool, asserts the same.  A skip is a failure here.
+GBPAGES_POOL := 16M
+test-gbpages: $(B)/patched/initramfs.cpio
+	$(call stage,1G direct-map pages: 4 GiB guest$(,) vmalloc_exec_pool=$(GBPAGES_POOL))
+	$(Q)MEM=4G $(call guest_run,patched,guest-gbpages,vmalloc_exec_pool=$(GBPAGES_POOL) \
+		$(if $(RUNNER_ARGS),$(runner_cmd),guest_cmd=runner$(,)-t$(,)gbpages$(,)-t$(,)churn))
+	$(Q)guest/check-log.sh $(B)/logs/guest-gbpages.log runner
+	$(Q)$(if $(RUNNER_ARGS),:,grep -q '^#[0-9]* gbpages: OK' $(B)/logs/guest-gbpages.log || \
+		{ echo 'test-gbpages: the gbpages test did not pass (skipped?)'; exit 1; })
+
 # Hibernation for real, HIBERNATE_CYCLES times in a row: the runner's
 # hibernation test writes an image to a swap disk and powers off, the next
 # boot resumes it, and the test goes on (guest/hibernate.sh).
@@ -517,10 +532,12 @@ test-debian: $(B)/debian/initramfs.cpio
 test-debian-if-changed:
 	$(Q)$(call run_if_changed,guest/debian-tested,$(DEBIAN_INPUTS),test-debian)
 
-test: test-host test-pack test-guest test-nohuge test-tramp test-upstream test-hibernate test-harness
+test: test-host test-pack test-guest test-nohuge test-tramp test-gbpages test-upstream test-hibernate \
+	test-harness
 	$(call stage,results)
 	$(Q)guest/summary.sh $(B)/logs/host.log $(B)/logs/pack.log $(B)/logs/guest-patched.log \
-		$(B)/logs/guest-nohuge.log $(B)/logs/tramp-patched.log $(B)/logs/upstream.log \
+		$(B)/logs/guest-nohuge.log $(B)/logs/tramp-patched.log $(B)/logs/guest-gbpages.log \
+		$(B)/logs/upstream.log \
 		$(B)/logs/hibernate-patched.log $(B)/logs/harness.log
 
 # The bench (bench/): the three kernels booted in turn on one initramfs, a report and plots.
