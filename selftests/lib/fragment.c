@@ -111,10 +111,10 @@ static bool is_thp(long long anon_huge_kb_before)
 
 /*
  * Takes the free 2 MiB blocks of @node as transparent huge pages of this
- * process, each split and given back but one page in @keep, until a fault
- * gets none: the next block of @f's mapping from *@used on.
+ * process, each split and given back but one page in f->keep, until a
+ * fault gets none: the next block of @f's mapping from f->used on.
  */
-static int break_node_blocks(struct frag *f, int node, unsigned int keep, size_t *used)
+static int break_node_blocks(struct frag *f, int node)
 {
 	unsigned long mask = 1UL << node;
 	char cmd[96];
@@ -122,15 +122,15 @@ static int break_node_blocks(struct frag *f, int node, unsigned int keep, size_t
 
 	if (syscall(SYS_set_mempolicy, MPOL_PREFERRED, &mask, 8 * sizeof(mask) + 1))
 		return -errno;
-	for (; *used + BLOCK <= f->len; *used += BLOCK) {
-		char *p = f->map + *used;
+	for (; f->used + BLOCK <= f->len; f->used += BLOCK) {
+		char *p = f->map + f->used;
 		long long huge = read_meminfo_kb("AnonHugePages");
 
 		p[0] = 1;
 		if (!is_thp(huge)) {
 			/* that fault took a 4K page: no block left on this node */
 			munmap(p, BLOCK);
-			*used += BLOCK;
+			f->used += BLOCK;
 			return 0;
 		}
 		snprintf(cmd, sizeof(cmd), "%d,0x%lx,0x%lx", getpid(), (unsigned long)p,
@@ -138,11 +138,11 @@ static int break_node_blocks(struct frag *f, int node, unsigned int keep, size_t
 		if (write_file(SPLIT_THP, cmd))
 			return -EIO;
 		/*
-		 * The first page of every @keep stays; the rest of each run goes
+		 * The first page of every f->keep stays; the rest of each run goes
 		 * in one munmap (a page at a time took minutes under KASAN).
 		 */
-		for (i = 0; i < BLOCK / 4096; i += keep) {
-			size_t run = BLOCK / 4096 - i < keep ? BLOCK / 4096 - i : keep;
+		for (i = 0; i < BLOCK / 4096; i += f->keep) {
+			size_t run = BLOCK / 4096 - i < f->keep ? BLOCK / 4096 - i : f->keep;
 
 			if (run > 1)
 				munmap(p + (i + 1) * 4096, (run - 1) * 4096);
@@ -182,7 +182,7 @@ static int movable_pass(struct frag *f)
 	int node, nodes = possible_nodes(), err = 0;
 
 	for (node = 0; node < nodes && !err; node++)
-		err = break_node_blocks(f, node, f->keep, &f->used);
+		err = break_node_blocks(f, node);
 	syscall(SYS_set_mempolicy, 0, NULL, 0);
 	return err;
 }
