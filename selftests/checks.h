@@ -81,10 +81,20 @@ bool check_images(const struct leak_state *base, long long n, struct pack_stats 
 struct mem_snapshot;
 /*
  * From @before to @after (NULL: now): no direct-map split, DirectMap4k and
- * ptdump's 4K direct-map entries unchanged, asserted where packs are huge
- * (the patched kernel booted without nohugevmalloc), printed everywhere.
+ * ptdump's 4K direct-map entries no higher (a collapse may lower them),
+ * asserted where packs are huge (the patched kernel booted without
+ * nohugevmalloc), printed everywhere.
  */
 void check_direct_map(const struct mem_snapshot *before, const struct mem_snapshot *after);
+
+/*
+ * Once everything that split the direct map since @before is freed, at
+ * @after: DirectMap4k, the live 2M and 1G split counts and ptdump's 4K
+ * direct-map entries no higher than at @before, asserted on a kernel that
+ * collapses (patch 20), printed everywhere.  @what names the workload.
+ */
+void check_healed(const struct mem_snapshot *before, const struct mem_snapshot *after,
+		  const char *what);
 
 /*
  * Runs @fn in a child that is nobody, with no capability (bpf_jit_limit

@@ -18,6 +18,8 @@ int snapshot_take(struct mem_snapshot *s)
 	memset(s, 0, sizeof(*s));
 	s->l2_splits = read_vmstat("direct_map_level2_splits");
 	s->l3_splits = read_vmstat("direct_map_level3_splits");
+	s->l2_collapses = read_vmstat("direct_map_level2_collapses");
+	s->l3_collapses = read_vmstat("direct_map_level3_collapses");
 	s->dm4k_kb = read_meminfo_kb("DirectMap4k");
 	s->dm2m_kb = read_meminfo_kb("DirectMap2M");
 	s->dm1g_kb = read_meminfo_kb("DirectMap1G");

@@ -27,6 +27,8 @@ struct churn_opts {
 /* The counters a churn is judged by. */
 struct mem_snapshot {
 	long long l2_splits, l3_splits;		/* /proc/vmstat direct_map_level{2,3}_splits */
+	/* direct_map_level{2,3}_collapses; -1 on a kernel that never collapses */
+	long long l2_collapses, l3_collapses;
 	long long dm4k_kb, dm2m_kb, dm1g_kb;	/* /proc/meminfo DirectMap{4k,2M,1G} */
 	bool have_ptdump;
 	struct pt_stats direct;			/* ptdump "Low Kernel Mapping" */
@@ -45,6 +47,23 @@ struct churn_round {
 
 /* 0, or -errno when the counters every churn needs are missing. */
 int snapshot_take(struct mem_snapshot *s);
+
+/* Does the kernel collapse split direct-map entries again (patch 20)? */
+static inline bool heals_direct_map(const struct mem_snapshot *s)
+{
+	return s->l2_collapses >= 0;
+}
+
+/* Entries split and still split: splits minus collapses (splits where none) */
+static inline long long live_l2(const struct mem_snapshot *s)
+{
+	return s->l2_splits - (heals_direct_map(s) ? s->l2_collapses : 0);
+}
+
+static inline long long live_l3(const struct mem_snapshot *s)
+{
+	return s->l3_splits - (heals_direct_map(s) ? s->l3_collapses : 0);
+}
 /*
  * Raise RLIMIT_NOFILE so that @count programs can be live at once, wait
  * for frees still in flight and, unless @o->keep_cache, reclaim the packs

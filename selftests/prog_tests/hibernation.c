@@ -11,7 +11,10 @@
  * programs, and a batch of programs closed just before hibernating, whose
  * frees (chunks, and whole packs when the batch had its own) are still in
  * flight.  hibernate_probe.ko checks the kernel mappings hibernation cannot
- * save, at the snapshot, with interrupts off (see its comment).
+ * save, at the snapshot, with interrupts off (see its comment).  Before each
+ * cycle dmap_heal.ko makes and frees 4K RO+X areas, so that the image is
+ * taken with direct-map tables just collapsed (patch 20) and their page
+ * tables freed.
  *
  * After each resume: the probe ran once more and found nothing; every
  * program still runs and returns what it returned before; the trampolines
@@ -34,6 +37,7 @@
 
 #include "../checks.h"
 #include "../lib/churn.h"
+#include "../lib/dmap_heal.h"
 #include "../lib/packstats.h"
 #include "../lib/progs.h"
 #include "../lib/sys.h"
@@ -48,6 +52,7 @@
 #define SWAP_DEV	"/dev/vda"
 #define PROBE		"/sys/kernel/debug/hibernate_probe"
 #define FALLBACK_RET	4242
+#define HEAL_AREAS	512
 
 struct probe {
 	long long suspend_runs;
@@ -197,6 +202,24 @@ static int load_batch(long long packs_before)
 	return n;
 }
 
+/* Splits the direct map and heals it, just before the cycle */
+static void heal_before(const char *when)
+{
+	struct mem_snapshot a, b;
+
+	if (!ASSERT_OK(snapshot_take(&a), "before the RO+X areas") ||
+	    !ASSERT_OK(dmap_heal_cmd("rox %d", HEAL_AREAS), "RO+X areas") ||
+	    !ASSERT_OK(dmap_heal_cmd("free"), "RO+X areas freed") ||
+	    !ASSERT_OK(snapshot_take(&b), "after the RO+X areas"))
+		return;
+	printf("%s: %d RO+X areas made and freed: 2M splits %+lld, collapses %+lld\n", when,
+	       HEAL_AREAS, b.l2_splits - a.l2_splits,
+	       heals_direct_map(&b) ? b.l2_collapses - a.l2_collapses : 0);
+	ASSERT_GT(b.l2_splits, a.l2_splits, "the areas split the direct map");
+	if (heals_direct_map(&b))
+		ASSERT_GT(b.l2_collapses, a.l2_collapses, "collapses just before the image");
+}
+
 static void one_cycle(int cycle, struct tramp_correct *skel)
 {
 	struct leak_state before;
@@ -207,6 +230,7 @@ static void one_cycle(int cycle, struct tramp_correct *skel)
 	int i, n, err;
 
 	snprintf(when, sizeof(when), "cycle %d", cycle);
+	heal_before(when);
 	if (!ASSERT_OK(leak_state_read(&before), "state before the cycle") ||
 	    !ASSERT_OK(snapshot_take(&mem), "direct map before the cycle") ||
 	    (packstats_available() && !ASSERT_OK(packstats_read(&st), "read " PACKSTATS_PATH)))
@@ -296,6 +320,7 @@ void test_hibernation(void)
 	    !ASSERT_TRUE(strstr(state, "disk"), "the kernel can hibernate (CONFIG_HIBERNATION)") ||
 	    !ASSERT_OK(system("mkswap " SWAP_DEV " > /dev/null && swapon " SWAP_DEV), "mkswap, swapon") ||
 	    !ASSERT_OK(module_load("hibernate_probe.ko", ""), "load hibernate_probe.ko") ||
+	    !ASSERT_OK(dmap_heal_load(), "load dmap_heal.ko") ||
 	    !ASSERT_OK(write_file("/sys/power/disk", "shutdown"), "hibernation powers off") ||
 	    !ASSERT_OK(raise_nofile(NPROGS + BATCH_MAX + 256), "RLIMIT_NOFILE") ||
 	    !ASSERT_OK(jit_quiesce(SETTLE_MS), "quiesce"))
@@ -355,4 +380,5 @@ out:
 		if (fds[i] >= 0)
 			close(fds[i]);
 	module_unload("hibernate_probe");
+	dmap_heal_unload();
 }

@@ -158,7 +158,7 @@ static void reuse_fragmented(enum frag_kind kind)
 {
 	struct pack_stats b0 = {}, st = {};
 	struct compaction compaction = {};
-	struct mem_snapshot mem;
+	struct mem_snapshot mem = {}, freed;
 	struct frag frag = {};
 	int live0, peak_progs, huge, n4k, err;
 	double t0 = now_ms(), frag_ms;
@@ -265,8 +265,12 @@ out:
 	tramps_detach();
 	close_fds(tprog, &ntramp, 0);
 	if (ASSERT_OK(jit_quiesce(SETTLE_MS), "quiesce") &&
-	    ASSERT_OK(packs_uncache(), "cache emptied"))
+	    ASSERT_OK(packs_uncache(), "cache emptied")) {
 		check_invariants("after the fragmented reuse");
+		/* the 4K packs split the direct map; everything freed, it heals */
+		if (mem.dm4k_kb && ASSERT_OK(snapshot_take(&freed), "direct map freed"))
+			check_healed(&mem, &freed, "fragmented reuse");
+	}
 }
 
 /* Makes @n packs and frees them: they are cached.  The count cached, or -1. */

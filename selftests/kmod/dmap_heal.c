@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Drives the direct-map changes whose undoing must heal the direct map, and
+ * the ones that must not, for the direct_map_heal test.  Commands, written
+ * to /sys/kernel/debug/dmap_heal, one at a time; the result of the last one
+ * is read back from the same file as "key value" lines:
+ *
+ *   rox N      N one-page vmalloc areas made read-only and executable, the
+ *              way 6.1 makes modules and BPF images (VM_FLUSH_RESET_PERMS),
+ *              held until "free"
+ *   rox_undo N the same without VM_FLUSH_RESET_PERMS: "free" puts them
+ *              back with set_memory_nx() and set_memory_rw() (the alias
+ *              path) before vfree()
+ *   free       frees what "rox" or "rox_undo" holds: vfree() resets their
+ *              direct map, or set_memory_rw() did
+ *   keep4k     in a 2 MiB block of its own: set_memory_4k() on one page,
+ *              set_memory_ro() then set_memory_rw() on another; and the
+ *              same without set_memory_4k() (the control)
+ *   race N     two threads, N rounds each, set_memory_ro()/set_memory_rw()
+ *              on two pages of one 2 MiB block, each checking after its
+ *              set_memory_ro() that its page is read-only
+ *
+ * Levels are lookup_address()'s: 1 = 4K, 2 = 2M, 3 = 1G.  The set_memory_*
+ * functions and find_vm_area() are not exported; the test passes their
+ * addresses from /proc/kallsyms.
+ */
+#include <linux/debugfs.h>
+#include <linux/kthread.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <asm/pgtable.h>
+
+typedef int (set_memory_t)(unsigned long addr, int numpages);
+typedef struct vm_struct *(find_vm_area_t)(const void *addr);
+
+static unsigned long ro_addr, rw_addr, x_addr, nx_addr, k4_addr, area_addr;
+module_param(ro_addr, ulong, 0400);
+module_param(rw_addr, ulong, 0400);
+module_param(x_addr, ulong, 0400);
+module_param(nx_addr, ulong, 0400);
+module_param(k4_addr, ulong, 0400);
+module_param(area_addr, ulong, 0400);
+MODULE_PARM_DESC(ro_addr, "address of set_memory_ro()");
+MODULE_PARM_DESC(rw_addr, "address of set_memory_rw()");
+MODULE_PARM_DESC(x_addr, "address of set_memory_x()");
+MODULE_PARM_DESC(nx_addr, "address of set_memory_nx()");
+MODULE_PARM_DESC(k4_addr, "address of set_memory_4k()");
+MODULE_PARM_DESC(area_addr, "address of find_vm_area()");
+
+static set_memory_t *mem_ro, *mem_rw, *mem_x, *mem_nx, *mem_4k;
+static find_vm_area_t *vm_area_of;
+
+#define BLOCK_ORDER (PMD_SHIFT - PAGE_SHIFT)
+
+static DEFINE_MUTEX(lock);
+static char result[512];
+static void **held;
+static unsigned int nr_held;
+static bool held_reset;		/* held areas are VM_FLUSH_RESET_PERMS */
+static struct dentry *file;
+
+static __printf(1, 2) void report(const char *fmt, ...)
+{
+	size_t len = strlen(result);
+	va_list args;
+
+	va_start(args, fmt);
+	vsnprintf(result + len, sizeof(result) - len, fmt, args);
+	va_end(args);
+}
+
+/*
+ * With interrupts off, as the kernel's own lockless walkers: a collapse
+ * frees the tables it replaced only after a TLB flush has interrupted
+ * every CPU.
+ */
+static int level_of(unsigned long addr, bool *rw)
+{
+	unsigned int level = 0;
+	unsigned long flags;
+	pte_t *pte;
+
+	local_irq_save(flags);
+	pte = lookup_address(addr, &level);
+	if (!pte)
+		level = 0;
+	else if (rw)
+		*rw = pte_flags(*pte) & _PAGE_RW;
+	local_irq_restore(flags);
+	return level;
+}
+
+/* Without VM_FLUSH_RESET_PERMS the owner puts the permissions back */
+static int undo(void *p)
+{
+	return mem_nx((unsigned long)p, 1) ?: mem_rw((unsigned long)p, 1);
+}
+
+static int free_held(void)
+{
+	int err = 0;
+
+	while (nr_held) {
+		void *p = held[--nr_held];
+
+		if (!held_reset && undo(p)) {
+			err = -EIO;
+			continue;	/* still read-only: leaked, not freed */
+		}
+		vfree(p);
+	}
+	kvfree(held);
+	held = NULL;
+	return err;
+}
+
+/* One page of vmalloc, RO+X as module_alloc()'s users make it */
+static void *rox_area(bool reset)
+{
+	void *p = vmalloc(PAGE_SIZE);
+
+	if (!p)
+		return NULL;
+	/* set_vm_flush_reset_perms(), whose find_vm_area() is not exported */
+	if (reset)
+		vm_area_of(p)->flags |= VM_FLUSH_RESET_PERMS;
+	if (mem_ro((unsigned long)p, 1) || mem_x((unsigned long)p, 1)) {
+		if (reset || !undo(p))
+			vfree(p);
+		return NULL;
+	}
+	return p;
+}
+
+static int cmd_rox(unsigned int n, bool reset)
+{
+	int err = free_held();
+
+	if (err)
+		return err;
+	held = kvcalloc(n, sizeof(*held), GFP_KERNEL);
+	if (!held)
+		return -ENOMEM;
+	held_reset = reset;
+	while (nr_held < n) {
+		held[nr_held] = rox_area(reset);
+		if (!held[nr_held])
+			return -ENOMEM;
+		nr_held++;
+	}
+	report("held %u\n", nr_held);
+	return 0;
+}
+
+/* A 2 MiB block: its direct map is a 2M (or 1G) entry no one else changes */
+static unsigned long block_alloc(void)
+{
+	struct page *page = alloc_pages(GFP_KERNEL | __GFP_NOWARN, BLOCK_ORDER);
+
+	return page ? (unsigned long)page_address(page) : 0;
+}
+
+static void block_free(unsigned long block)
+{
+	free_pages(block, BLOCK_ORDER);
+}
+
+static int cmd_keep4k(void)
+{
+	unsigned long block, p;
+	int before, err = 0;
+
+	/* the control: RO then RW again; a healing kernel maps it large again */
+	block = block_alloc();
+	if (!block)
+		return -ENOMEM;
+	p = block + 5 * PAGE_SIZE;
+	before = level_of(p, NULL);
+	err = mem_ro(p, 1);
+	report("control_before %d\ncontrol_ro %d\n", before, level_of(p, NULL));
+	err = err ?: mem_rw(p, 1);
+	report("control_after %d\n", level_of(p, NULL));
+	block_free(block);
+	if (err)
+		return err;
+
+	/* the same after set_memory_4k() on another page: it must stay 4K */
+	block = block_alloc();
+	if (!block)
+		return -ENOMEM;
+	p = block + 5 * PAGE_SIZE;
+	before = level_of(p, NULL);
+	err = mem_4k(block, 1);
+	err = err ?: mem_ro(p, 1);
+	err = err ?: mem_rw(p, 1);
+	report("kept_before %d\nkept_after %d\nkept_first %d\n", before,
+	       level_of(p, NULL), level_of(block, NULL));
+	block_free(block);
+	return err;
+}
+
+struct racer {
+	unsigned long page;
+	unsigned int rounds, lost;
+	int err;
+	struct completion done;
+};
+
+static int race_fn(void *data)
+{
+	struct racer *r = data;
+	unsigned int i;
+	bool rw;
+
+	for (i = 0; i < r->rounds && !r->err; i++) {
+		r->err = mem_ro(r->page, 1);
+		if (r->err)
+			break;
+		if (!level_of(r->page, &rw) || rw)
+			r->lost++;
+		r->err = mem_rw(r->page, 1);
+		if (!level_of(r->page, &rw) || !rw)
+			r->lost++;
+		cond_resched();
+	}
+	complete(&r->done);
+	return 0;
+}
+
+static int cmd_race(unsigned int rounds)
+{
+	struct racer r[2] = {};
+	struct task_struct *t;
+	unsigned long block;
+	int before, i, err = 0;
+
+	block = block_alloc();
+	if (!block)
+		return -ENOMEM;
+	before = level_of(block, NULL);
+	for (i = 0; i < 2; i++) {
+		r[i].page = block + (7 + 300 * i) * PAGE_SIZE;
+		r[i].rounds = rounds;
+		init_completion(&r[i].done);
+		t = kthread_run(race_fn, &r[i], "dmap_heal/%d", i);
+		if (IS_ERR(t)) {
+			err = PTR_ERR(t);
+			complete(&r[i].done);
+		}
+	}
+	for (i = 0; i < 2; i++)
+		wait_for_completion(&r[i].done);
+	report("rounds %u\nlost %u\nerr %d\nrace_before %d\nrace_after %d\n", rounds,
+	       r[0].lost + r[1].lost, r[0].err ?: r[1].err, before, level_of(block, NULL));
+	block_free(block);
+	return err ?: r[0].err ?: r[1].err;
+}
+
+static ssize_t heal_write(struct file *f, const char __user *ubuf, size_t len, loff_t *off)
+{
+	char buf[32], cmd[16];
+	unsigned int n = 0;
+	int err = 0;
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = '\0';
+	if (sscanf(buf, "%15s %u", cmd, &n) < 1)
+		return -EINVAL;
+
+	mutex_lock(&lock);
+	result[0] = '\0';
+	if (!strcmp(cmd, "rox") && n)
+		err = cmd_rox(n, true);
+	else if (!strcmp(cmd, "rox_undo") && n)
+		err = cmd_rox(n, false);
+	else if (!strcmp(cmd, "free"))
+		err = free_held();
+	else if (!strcmp(cmd, "keep4k"))
+		err = cmd_keep4k();
+	else if (!strcmp(cmd, "race") && n)
+		err = cmd_race(n);
+	else
+		err = -EINVAL;
+	mutex_unlock(&lock);
+	return err ?: len;
+}
+
+static int heal_show(struct seq_file *m, void *v)
+{
+	mutex_lock(&lock);
+	seq_puts(m, result);
+	mutex_unlock(&lock);
+	return 0;
+}
+
+static int heal_open(struct inode *inode, struct file *f)
+{
+	return single_open(f, heal_show, NULL);
+}
+
+static const struct file_operations heal_fops = {
+	.owner = THIS_MODULE,
+	.open = heal_open,
+	.read = seq_read,
+	.write = heal_write,
+	.llseek = seq_lseek,
+	.release = single_release,
+};
+
+static int __init dmap_heal_init(void)
+{
+	if (!ro_addr || !rw_addr || !x_addr || !nx_addr || !k4_addr || !area_addr)
+		return -EINVAL;
+	mem_ro = (set_memory_t *)ro_addr;
+	mem_rw = (set_memory_t *)rw_addr;
+	mem_x = (set_memory_t *)x_addr;
+	mem_nx = (set_memory_t *)nx_addr;
+	mem_4k = (set_memory_t *)k4_addr;
+	vm_area_of = (find_vm_area_t *)area_addr;
+	file = debugfs_create_file("dmap_heal", 0600, NULL, NULL, &heal_fops);
+	return 0;
+}
+module_init(dmap_heal_init);
+
+static void __exit dmap_heal_exit(void)
+{
+	debugfs_remove(file);
+	free_held();
+}
+module_exit(dmap_heal_exit);
+
+MODULE_DESCRIPTION("Split and heal the direct map, for the direct_map_heal test");
+MODULE_LICENSE("GPL");
