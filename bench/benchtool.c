@@ -89,10 +89,11 @@ static void snap(const char *wl, const char *tag, long live)
 
 	snapshot_take(&s);
 	packs_held(&p);
-	printf("B snap wl=%s tag=%s live=%ld l2=%lld l3=%lld dm4k=%lld dm2m=%lld "
+	printf("B snap wl=%s tag=%s live=%ld l2=%lld l3=%lld c2=%lld c3=%lld dm4k=%lld dm2m=%lld "
 	       "dmap4k=%lld dmap2m=%lld mod4k=%lld mod2m=%lld packs=%lld cached=%lld "
 	       "fallbacks=%lld pack_bytes=%lld src=%s\n",
-	       wl, tag, live, s.l2_splits, s.l3_splits, s.dm4k_kb, s.dm2m_kb,
+	       wl, tag, live, s.l2_splits, s.l3_splits, s.l2_collapses, s.l3_collapses, s.dm4k_kb,
+	       s.dm2m_kb,
 	       s.have_ptdump ? (long long)pt_entries(&s.direct, PT_4K) : -1,
 	       s.have_ptdump ? (long long)pt_entries(&s.direct, PT_2M) : -1,
 	       s.have_ptdump ? (long long)pt_entries(&s.modules, PT_4K) : -1,
@@ -129,6 +130,16 @@ static void settle_to(long live, long long max_packs, int timeout_ms)
 static void settle(long live, int timeout_ms)
 {
 	settle_to(live, -1, timeout_ms);
+}
+
+/*
+ * A workload over: its programs freed, the direct map as it left it, to set
+ * against the one before the first workload ("boot").
+ */
+static void workload_end(const char *wl, long live)
+{
+	settle(live, 20000);
+	snap(wl, "end", live);
 }
 
 /* Packs in use (held, not cached) now, -1 if unknown. */
@@ -648,6 +659,7 @@ int main(int argc, char **argv)
 	unsigned int seed = 1, nfuncs = 200;
 	const char *wls = "c,r,m,s,t,f,g";
 	int c, err = 0;
+	long boot_live;
 
 	while ((c = getopt(argc, argv, "n:r:S:L:T:s:F:w:h")) != -1) {
 		switch (c) {
@@ -673,25 +685,32 @@ int main(int argc, char **argv)
 	printf("B config n=%u rounds=%u scale=%u live=%u steps=%u seed=%u functions=%u\n", n,
 	       rounds, starget, ltarget, steps, seed, nfuncs);
 	jit_quiesce(5000);
+	boot_live = count_live_progs();
+	snap("boot", "start", boot_live);
 	if (strchr(wls, 'c')) {
 		progress("churn", "start");
 		err = churn("churn", n, rounds, seed) ?: err;
+		workload_end("churn", boot_live);
 	}
 	if (strchr(wls, 'r')) {
 		progress("random", "start");
 		err = random_churn("random", ltarget, steps, seed, 0) ?: err;
+		workload_end("random", boot_live);
 	}
 	if (strchr(wls, 'm')) {
 		progress("mixed", "start");
 		err = random_churn("mixed", ltarget, steps, seed, 8) ?: err;
+		workload_end("mixed", boot_live);
 	}
 	if (strchr(wls, 's')) {
 		progress("scale", "start");
 		err = scale(starget, seed) ?: err;
+		workload_end("scale", boot_live);
 	}
 	if (strchr(wls, 't')) {
 		progress("tramp", "start");
 		err = tramp("tramp", nfuncs, rounds) ?: err;
+		workload_end("tramp", boot_live);
 	}
 	/* fragmented, without and with compaction: a peak above what each workload keeps */
 	for (const char *w = "fg"; *w; w++) {
@@ -703,6 +722,7 @@ int main(int argc, char **argv)
 		progress(wl, "start");
 		err = fragmented(wl, *w == 'g', peak, n, (rounds + 1) / 2, ltarget, steps / 2,
 				 nfuncs, seed) ?: err;
+		workload_end(wl, boot_live);
 	}
 	printf("B done err=%d elapsed_s=%.0f\n", err, (now_ms() - t0) / 1e3);
 	return err ? 1 : 0;

@@ -118,6 +118,27 @@ def snapval(r, wl, tag, key):
     return None if not s or s.get(key, -1) < 0 else s[key]
 
 
+WORKLOADS = ["churn", "random", "mixed", "scale", "tramp", "frag", "fragc"]
+
+
+def vs_boot(r, wl, fn):
+    """fn(snapshot) at the end of workload wl, less the same before the first one."""
+    a, b = r["snap"].get(("boot", "start")), r["snap"].get((wl, "end"))
+    if not a or not b:
+        return None
+    va, vb = fn(a), fn(b)
+    return None if va is None or vb is None else vb - va
+
+
+def dm4k(s):
+    return s["dm4k"] if s.get("dm4k", -1) >= 0 else None
+
+
+def live_splits(s):
+    """Split entries still split: splits less collapses (a kernel without collapses: splits)."""
+    return s["l2"] + s["l3"] - max(s.get("c2", -1), 0) - max(s.get("c3", -1), 0)
+
+
 def text_entries(s):
     if not s or s.get("mod4k", -1) < 0:
         return None
@@ -439,6 +460,20 @@ def main():
               "frees a pack as it empties needs a new 2 MiB block for each pack it makes again. "
               "Fallbacks come from the series' statistics (n/a without them).")
 
+    # --- the direct map after each workload, against boot ---
+    ends = [wl for wl in WORKLOADS if any(R[k]["snap"].get((wl, "end")) for k in kernels)]
+    if ends:
+        rows = []
+        for wl in ends:
+            rows += [(f"{wl}: DirectMap4k, kB", lambda r, wl=wl: vs_boot(r, wl, dm4k), "{:+,}"),
+                     (f"{wl}: live splits", lambda r, wl=wl: vs_boot(r, wl, live_splits), "{:+,}")]
+        table("the direct map once each workload is freed, against before the first", rows,
+              "Each workload ends with its programs freed (and settled); its direct map is set "
+              "against the snapshot taken before the first workload ran. Live splits: "
+              "`direct_map_level{2,3}_splits` less `direct_map_level{2,3}_collapses` (patch 20; "
+              "a kernel without them never collapses: splits). The workloads run in this order, "
+              "so a row counts what every workload before it left too.")
+
     # --- targets ---
     P("\n### targets (patched)\n")
     T = []
@@ -465,6 +500,10 @@ def main():
                     fbad.append(f"{name}: fallbacks {na(f_, '{:+}')}, splits {na(s_, '{:+}')}")
             T.append((f"fragmented ({fw}), under the earlier peak: 0 fallbacks and 0 splits", not fbad,
                       "; ".join(fbad) or "0 and 0 in churn, random churn and trampolines"))
+        hbad = [f"{wl}: {na(vs_boot(p, wl, dm4k), '{:+}')} kB" for wl in ends
+                if vs_boot(p, wl, dm4k) is None or vs_boot(p, wl, dm4k) > 0]
+        T.append(("DirectMap4k back at its boot value once each workload is freed", not hbad,
+                  "; ".join(hbad) or f"at or below it after {', '.join(ends)}"))
         T.append(("splits 0 and DirectMap4k delta 0 in every workload", not bad,
                   "; ".join(bad) or f"0 and 0 in churn, {', '.join(rwls)} (peak, after), scale (peak, "
                   f"after){' and trampolines' if tr(p) else ''}"))
