@@ -54,7 +54,7 @@ run_if_changed = guest/stamp.sh check $(1) $(2) || { \
 	echo "$(notdir $(1)): its inputs changed since the recorded pass: make $(3)"; \
 	$(MAKE) $(3); }
 
-.PHONY: all deps deps-cross kernel check-series check-cross check-cross-if-changed check-style series-tree selftests demo demo-fragmented test test-host test-pack test-guest test-nohuge test-tramp test-gbpages test-upstream test-hibernate test-numa test-harness \
+.PHONY: all deps deps-cross kernel check-series check-cross check-cross-if-changed check-style series-tree selftests demo demo-fragmented test test-host test-pack test-guest test-nohuge test-tramp test-gbpages test-heal-base test-upstream test-hibernate test-numa test-harness \
 	test-debug test-debug-if-changed test-debian test-debian-if-changed initramfs bench help clean FORCE
 all: demo
 
@@ -442,6 +442,13 @@ test-gbpages: $(B)/patched/initramfs.cpio
 	$(Q)$(if $(RUNNER_ARGS),:,grep -q '^#[0-9]* gbpages: OK' $(B)/logs/guest-gbpages.log || \
 		{ echo 'test-gbpages: the gbpages test did not pass (skipped?)'; exit 1; })
 
+# direct_map_heal on the unpatched kernel, verbose, for its numbers: nothing
+# heals there, and the test only notes what the same workloads leave split.
+test-heal-base: $(B)/base/initramfs.cpio
+	$(call stage,direct_map_heal on base: what the workloads leave split without patch 21)
+	$(Q)$(call guest_run,base,heal-base,guest_cmd=runner$(,)-t$(,)direct_map_heal$(,)-v)
+	$(Q)guest/check-log.sh $(B)/logs/heal-base.log runner
+
 # Hibernation for real, HIBERNATE_CYCLES times in a row: the runner's
 # hibernation test writes an image to a swap disk and powers off, the next
 # boot resumes it, and the test goes on (guest/hibernate.sh).
@@ -532,12 +539,12 @@ test-debian: $(B)/debian/initramfs.cpio
 test-debian-if-changed:
 	$(Q)$(call run_if_changed,guest/debian-tested,$(DEBIAN_INPUTS),test-debian)
 
-test: test-host test-pack test-guest test-nohuge test-tramp test-gbpages test-upstream test-hibernate \
-	test-harness
+test: test-host test-pack test-guest test-nohuge test-tramp test-gbpages test-heal-base \
+	test-upstream test-hibernate test-harness
 	$(call stage,results)
 	$(Q)guest/summary.sh $(B)/logs/host.log $(B)/logs/pack.log $(B)/logs/guest-patched.log \
 		$(B)/logs/guest-nohuge.log $(B)/logs/tramp-patched.log $(B)/logs/guest-gbpages.log \
-		$(B)/logs/upstream.log \
+		$(B)/logs/heal-base.log $(B)/logs/upstream.log \
 		$(B)/logs/hibernate-patched.log $(B)/logs/harness.log
 
 # The bench (bench/): the three kernels booted in turn on one initramfs, a report and plots.
