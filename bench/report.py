@@ -501,7 +501,8 @@ def main():
             T.append((f"fragmented ({fw}), under the earlier peak: 0 fallbacks and 0 splits", not fbad,
                       "; ".join(fbad) or "0 and 0 in churn, random churn and trampolines"))
         hbad = [f"{wl}: {na(vs_boot(p, wl, dm4k), '{:+}')} kB" for wl in ends
-                if vs_boot(p, wl, dm4k) is None or vs_boot(p, wl, dm4k) > 0]
+                if vs_boot(p, wl, dm4k) is None or vs_boot(p, wl, dm4k) > 0] or \
+            ([] if ends else ["not measured: no snapshot at a workload's end"])
         T.append(("DirectMap4k back at its boot value once each workload is freed", not hbad,
                   "; ".join(hbad) or f"at or below it after {', '.join(ends)}"))
         T.append(("splits 0 and DirectMap4k delta 0 in every workload", not bad,
