@@ -406,18 +406,31 @@ void check_direct_map(const struct mem_snapshot *before, const struct mem_snapsh
 void check_healed(const struct mem_snapshot *before, const struct mem_snapshot *after,
 		  const char *what)
 {
+	long long image_4k = (long long)pt_entries(&after->image, PT_4K) -
+			     (long long)pt_entries(&before->image, PT_4K);
+
 	printf("%s, all freed: DirectMap4k %lld -> %lld kB, live splits 2M %lld -> %lld, "
-	       "1G %lld -> %lld, 4K entries %llu -> %llu\n", what, before->dm4k_kb,
-	       after->dm4k_kb, live_l2(before), live_l2(after), live_l3(before), live_l3(after),
-	       (unsigned long long)pt_entries(&before->direct, PT_4K),
-	       (unsigned long long)pt_entries(&after->direct, PT_4K));
+	       "1G %lld -> %lld, 4K entries %llu -> %llu (kernel image's alias %+lld)\n", what,
+	       before->dm4k_kb, after->dm4k_kb, live_l2(before), live_l2(after), live_l3(before),
+	       live_l3(after), (unsigned long long)pt_entries(&before->direct, PT_4K),
+	       (unsigned long long)pt_entries(&after->direct, PT_4K), image_4k);
 	if (!heals_direct_map(after))
 		return;
-	ASSERT_LE(after->dm4k_kb, before->dm4k_kb, "DirectMap4k back where it began");
-	ASSERT_LE(live_l2(after), live_l2(before), "live 2M splits back where they began");
-	ASSERT_LE(live_l3(after), live_l3(before), "live 1G splits back where they began");
 	ASSERT_LE(pt_entries(&after->direct, PT_4K), pt_entries(&before->direct, PT_4K),
 		  "ptdump's 4K direct-map entries back where they began");
+	ASSERT_LE(live_l3(after), live_l3(before), "live 1G splits back where they began");
+	/*
+	 * The counters count the kernel image's high mapping too, which is not
+	 * healed: a page of the image's physical range (freed init memory) in
+	 * a read-only area has its alias there made read-only as well, and
+	 * the reset on free leaves that alias alone.  Only that may grow.
+	 */
+	if (image_4k < 0)
+		image_4k = 0;
+	ASSERT_LE(after->dm4k_kb - before->dm4k_kb, image_4k * 4,
+		  "DirectMap4k back where it began, but for the kernel image's alias");
+	ASSERT_LE(live_l2(after) - live_l2(before), image_4k / 512,
+		  "live 2M splits back where they began, but for the kernel image's alias");
 }
 
 bool fault_available(const char *attr)

@@ -89,9 +89,11 @@ void check_direct_map(const struct mem_snapshot *before, const struct mem_snapsh
 
 /*
  * Once everything that split the direct map since @before is freed, at
- * @after: DirectMap4k, the live 2M and 1G split counts and ptdump's 4K
- * direct-map entries no higher than at @before, asserted on a kernel that
- * collapses (patch 20), printed everywhere.  @what names the workload.
+ * @after: ptdump's 4K direct-map entries and the live 1G split count no
+ * higher than at @before, and DirectMap4k and the live 2M split count no
+ * higher but for what the kernel image's high mapping gained, asserted on
+ * a kernel that collapses (patch 21), printed everywhere.  @what names the
+ * workload.
  */
 void check_healed(const struct mem_snapshot *before, const struct mem_snapshot *after,
 		  const char *what);

@@ -11,6 +11,7 @@
 #include "sys.h"
 
 #define DIRECT_MAP_SECTION "Low Kernel Mapping"
+#define IMAGE_SECTION "High Kernel Mapping"
 #define SETTLE_MS 20000
 
 int snapshot_take(struct mem_snapshot *s)
@@ -24,7 +25,8 @@ int snapshot_take(struct mem_snapshot *s)
 	s->dm2m_kb = read_meminfo_kb("DirectMap2M");
 	s->dm1g_kb = read_meminfo_kb("DirectMap1G");
 	s->have_ptdump = !ptdump_stats_kernel(DIRECT_MAP_SECTION, 0, 0, &s->direct) &&
-			 !ptdump_stats_kernel(MODULES_SECTION, 0, 0, &s->modules);
+			 !ptdump_stats_kernel(MODULES_SECTION, 0, 0, &s->modules) &&
+			 !ptdump_stats_kernel(IMAGE_SECTION, 0, 0, &s->image);
 	s->live_progs = count_live_progs();
 	s->packs = s->cached = s->fallbacks = -1;
 	if (packstats_available()) {

@@ -33,6 +33,7 @@ struct mem_snapshot {
 	bool have_ptdump;
 	struct pt_stats direct;			/* ptdump "Low Kernel Mapping" */
 	struct pt_stats modules;		/* ptdump "Modules" */
+	struct pt_stats image;			/* ptdump "High Kernel Mapping" */
 	int live_progs;
 	/* the pack statistics (patched kernel): packs, cached ones, 4K fallbacks; -1 without */
 	long long packs, cached, fallbacks;
