@@ -49,7 +49,7 @@ struct churn_round {
 /* 0, or -errno when the counters every churn needs are missing. */
 int snapshot_take(struct mem_snapshot *s);
 
-/* Does the kernel collapse split direct-map entries again (patch 20)? */
+/* Does the kernel collapse split direct-map entries again (patch 21)? */
 static inline bool heals_direct_map(const struct mem_snapshot *s)
 {
 	return s->l2_collapses >= 0;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "churn.h"
 #include "dmap_heal.h"
 #include "sys.h"
 
@@ -59,4 +60,25 @@ long long dmap_heal_result(const char *key)
 		if (p == buf || p[-1] == '\n')
 			return strtoll(p + strlen(pat), NULL, 10);
 	return -1;
+}
+
+int dmap_heal_areas(const char *cmd, int n, struct mem_snapshot *held,
+		    struct mem_snapshot *after)
+{
+	int err = dmap_heal_cmd("%s %d", cmd, n);
+
+	if (err)
+		return err;
+	if (dmap_heal_result("held") != n) {
+		fprintf(stderr, "dmap_heal: %s %d holds %lld areas\n", cmd, n,
+			dmap_heal_result("held"));
+		return -EIO;
+	}
+	if (held) {
+		err = snapshot_take(held);
+		if (err)
+			return err;
+	}
+	err = dmap_heal_cmd("free");
+	return err ? err : snapshot_take(after);
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A direct map that heals (patch 20): once the attributes of split pages
+ * A direct map that heals (patches 20-21): once the attributes of split pages
  * are back to the default, their tables collapse into large entries again.
  * The dmap_heal module makes the changes: 4K RO+X vmalloc areas freed with
  * VM_FLUSH_RESET_PERMS, as 6.1 makes modules and BPF images, and areas
@@ -29,17 +29,18 @@
 
 #define BIG_MODULE	"big_module.ko"
 
-static bool heals(void)
+/* every snapshot: ptdump read, no mapping writable and executable */
+static bool point_check(const struct mem_snapshot *s)
 {
-	return read_vmstat("direct_map_level2_collapses") >= 0;
+	if (!ASSERT_TRUE(s->have_ptdump, "ptdump"))
+		return false;
+	ASSERT_EQ(s->direct.wx_bytes + s->modules.wx_bytes, 0, "no W+X mapping");
+	return true;
 }
 
 static bool point_take(struct mem_snapshot *s, const char *what)
 {
-	if (!ASSERT_OK(snapshot_take(s), what) || !ASSERT_TRUE(s->have_ptdump, "ptdump"))
-		return false;
-	ASSERT_EQ(s->direct.wx_bytes + s->modules.wx_bytes, 0, "no W+X mapping");
-	return true;
+	return ASSERT_OK(snapshot_take(s), what) && point_check(s);
 }
 
 /*
@@ -80,10 +81,9 @@ static void rox_rounds(const char *cmd, const char *what)
 	if (!quiet() || !point_take(&before, "before"))
 		return;
 	for (round = 0; round < ROX_ROUNDS; round++) {
-		if (!ASSERT_OK(dmap_heal_cmd("%s %d", cmd, ROX_AREAS), "make RO+X areas") ||
-		    !ASSERT_EQ(dmap_heal_result("held"), ROX_AREAS, "areas held") ||
-		    !point_take(&held, "held") || !ASSERT_OK(dmap_heal_cmd("free"), "free them") ||
-		    !point_take(&after, "after"))
+		if (!ASSERT_OK(dmap_heal_areas(cmd, ROX_AREAS, &held, &after),
+			       "RO+X areas made, held and freed") ||
+		    !point_check(&held) || !point_check(&after))
 			return;
 		printf("round %d of %d:\n", round + 1, ROX_ROUNDS);
 		judge(what, &before, &held, &after);
@@ -125,13 +125,15 @@ static void test_modules(void)
 static void test_race(void)
 {
 	int err = dmap_heal_cmd("race %d", debug_kernel() ? RACE_ROUNDS / 4 : RACE_ROUNDS);
+	struct mem_snapshot p;
 
 	printf("rounds %lld, lost %lld, err %lld, block level %lld before, %lld after\n",
 	       dmap_heal_result("rounds"), dmap_heal_result("lost"), dmap_heal_result("err"),
 	       dmap_heal_result("race_before"), dmap_heal_result("race_after"));
-	if (!ASSERT_OK(err, "race") || !ASSERT_EQ(dmap_heal_result("lost"), 0, "no permission lost"))
+	if (!ASSERT_OK(err, "race") || !ASSERT_EQ(dmap_heal_result("lost"), 0, "no permission lost") ||
+	    !point_take(&p, "after"))
 		return;
-	if (heals())
+	if (heals_direct_map(&p))
 		ASSERT_EQ(dmap_heal_result("race_after"), dmap_heal_result("race_before"),
 			  "the block mapped as large as before");
 }
@@ -150,12 +152,13 @@ static void test_keep_4k(void)
 	ASSERT_EQ(dmap_heal_result("control_ro"), 1, "set_memory_ro() splits to 4K");
 	ASSERT_EQ(dmap_heal_result("kept_after"), 1, "a set_memory_4k() range stays 4K");
 	ASSERT_EQ(dmap_heal_result("kept_first"), 1, "its marked page too");
-	if (heals())
+	if (!point_take(&p, "after"))
+		return;
+	if (heals_direct_map(&p))
 		ASSERT_EQ(dmap_heal_result("control_after"), dmap_heal_result("control_before"),
 			  "without set_memory_4k() it is mapped large again");
 	else
 		test__note("base: the control stays at level %lld", dmap_heal_result("control_after"));
-	point_take(&p, "after");
 }
 
 void test_direct_map_heal(void)

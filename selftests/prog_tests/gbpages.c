@@ -8,7 +8,7 @@
  * pages first: every huge pack comes from it while it lasts, and filling
  * all of it splits no 1G page.  One pack beyond it comes from the page
  * allocator; what that split is noted, not asserted (its page may lie in a
- * 1G region split before).  On a kernel that collapses (patch 20) all of
+ * 1G region split before).  On a kernel that collapses (patch 21) all of
  * them freed leave DirectMap1G where it was.
  */
 #include <errno.h>

@@ -13,7 +13,7 @@
  * flight.  hibernate_probe.ko checks the kernel mappings hibernation cannot
  * save, at the snapshot, with interrupts off (see its comment).  Before each
  * cycle dmap_heal.ko makes and frees 4K RO+X areas, so that the image is
- * taken with direct-map tables just collapsed (patch 20) and their page
+ * taken with direct-map tables just collapsed (patch 21) and their page
  * tables freed.
  *
  * After each resume: the probe ran once more and found nothing; every
@@ -208,16 +208,16 @@ static void heal_before(const char *when)
 	struct mem_snapshot a, b;
 
 	if (!ASSERT_OK(snapshot_take(&a), "before the RO+X areas") ||
-	    !ASSERT_OK(dmap_heal_cmd("rox %d", HEAL_AREAS), "RO+X areas") ||
-	    !ASSERT_OK(dmap_heal_cmd("free"), "RO+X areas freed") ||
-	    !ASSERT_OK(snapshot_take(&b), "after the RO+X areas"))
+	    !ASSERT_OK(dmap_heal_areas("rox", HEAL_AREAS, NULL, &b), "RO+X areas made and freed"))
 		return;
 	printf("%s: %d RO+X areas made and freed: 2M splits %+lld, collapses %+lld\n", when,
 	       HEAL_AREAS, b.l2_splits - a.l2_splits,
 	       heals_direct_map(&b) ? b.l2_collapses - a.l2_collapses : 0);
-	ASSERT_GT(b.l2_splits, a.l2_splits, "the areas split the direct map");
-	if (heals_direct_map(&b))
+	/* where nothing heals, this cycle's areas may land in blocks an earlier one split */
+	if (heals_direct_map(&b)) {
+		ASSERT_GT(b.l2_splits, a.l2_splits, "the areas split the direct map");
 		ASSERT_GT(b.l2_collapses, a.l2_collapses, "collapses just before the image");
+	}
 }
 
 static void one_cycle(int cycle, struct tramp_correct *skel)
