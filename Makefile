@@ -330,7 +330,11 @@ demo: $(B)/base/initramfs.cpio $(B)/patched/initramfs.cpio
 # kernels: a peak of programs on memory as the boot left it, then fewer,
 # in rounds, on memory with no free 2 MiB block left.  The patched kernel
 # must take them into the packs it kept: no fallback pack, no direct-map
-# split, DirectMap4k and ptdump's 4K direct-map entries unchanged.
+# split, DirectMap4k and ptdump's 4K direct-map entries unchanged.  Then
+# the same rounds with the kept packs reclaimed, so that packs are made
+# anew (4K fallbacks) on fragmented memory; once everything is freed the
+# patched kernel's direct map must be back where the boot left it
+# (DirectMap4k, live 2M and 1G splits).
 FRAG_CHURN ?= churn-fragmented,3500,3000,4
 FRAG_KEYS := l2_splits l3_splits DirectMap4k_kB dmap_4K fallbacks
 demo-fragmented: $(B)/base/initramfs.cpio $(B)/patched/initramfs.cpio
@@ -349,6 +353,22 @@ demo-fragmented: $(B)/base/initramfs.cpio $(B)/patched/initramfs.cpio
 		END { if (seen != n) { print "demo-fragmented: patched rows missing"; bad = 1 } exit bad }' \
 		$(B)/logs/fragmented-table.log
 	$(Q)echo 'demo-fragmented: patched: no fallback, no split, DirectMap4k unchanged'
+	$(Q)for k in $(KERNELS); do \
+		awk -v k=$$k '/^churn-fragmented: (boot|end) / { n++; for (i = 3; i <= NF; i++) { \
+				split($$i, kv, "="); v[$$2, kv[1]] = kv[2] } } \
+			END { if (n != 2) { print "demo-fragmented: " k ": no boot and end lines"; exit 1 } \
+				printf "demo-fragmented: %s, from boot to everything freed (%d 2M splits made " \
+				"meanwhile): DirectMap4k %d -> %d kB (%+d), live 2M splits %d -> %d, 1G %d -> %d\n", \
+				k, v["end", "l2_splits"] - v["boot", "l2_splits"], v["boot", "DirectMap4k_kB"], \
+				v["end", "DirectMap4k_kB"], v["end", "DirectMap4k_kB"] - v["boot", "DirectMap4k_kB"], \
+				v["boot", "live_l2_splits"], v["end", "live_l2_splits"], \
+				v["boot", "live_l3_splits"], v["end", "live_l3_splits"]; \
+				if (k == "patched" && (v["end", "DirectMap4k_kB"] > v["boot", "DirectMap4k_kB"] || \
+				    v["end", "live_l2_splits"] > v["boot", "live_l2_splits"] || \
+				    v["end", "live_l3_splits"] > v["boot", "live_l3_splits"])) { \
+					print "demo-fragmented: patched: the direct map is not back where the boot left it"; \
+					exit 1 } }' $(B)/logs/fragmented-$$k.log || exit 1; \
+	done
 
 test-host: $(HOST_BINS) | $(B)/logs
 	$(call stage,host tests)
