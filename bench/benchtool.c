@@ -29,6 +29,8 @@
 
 static double t0;
 static const char *tracing = "/sys/kernel/debug/tracing";
+/* the function profiler is set up (prof_warm()) */
+static bool prof;
 
 static void progress(const char *wl, const char *what)
 {
@@ -366,6 +368,26 @@ static void prof_enable(bool on)
 	write_file(path, on ? "1" : "0");
 }
 
+/*
+ * The profiler's first enable makes ftrace's trampoline (module_alloc(),
+ * set_memory_ro() and set_memory_x(): a split of its own), which ftrace
+ * keeps as long as the kernel runs: made once, before the first workload.
+ */
+static bool prof_warm(long live)
+{
+	int fd;
+
+	if (!prof_setup())
+		return false;
+	prof_enable(true);
+	fd = load_filter(2, 0);
+	prof_enable(false);
+	if (fd >= 0)
+		close(fd);
+	settle(live, 5000);
+	return true;
+}
+
 /* Prints "B prof mark=M win=W fn=F hits=H us=T" summed over the CPUs. */
 static void prof_dump(unsigned int mark, unsigned int win)
 {
@@ -409,7 +431,6 @@ static int scale(unsigned int target, unsigned int seed)
 	double *lat = calloc(cap, sizeof(*lat)), *tmp = calloc(cap, sizeof(*tmp)), p50, p99;
 	long base_live = count_live_progs();
 	long long base_packs;
-	bool prof;
 	char msg[64];
 
 	if (!fds || !lat || !tmp)
@@ -420,21 +441,6 @@ static int scale(unsigned int target, unsigned int seed)
 		snprintf(msg, sizeof(msg), "%lld", lim);
 		if (!write_file("/proc/sys/net/core/bpf_jit_limit", msg))
 			break;
-	}
-	prof = prof_setup();
-	if (prof) {
-		/*
-		 * The first enable allocates ftrace's trampoline (module_alloc(),
-		 * set_memory_x(): a split of its own): do it before the baseline.
-		 */
-		int fd;
-
-		prof_enable(true);
-		fd = load_filter(2, 0);
-		prof_enable(false);
-		if (fd >= 0)
-			close(fd);
-		settle(base_live, 5000);
 	}
 	printf("B profiler available=%d windows=%u loads=%u\n", prof, prof_wins, prof_n);
 	base_packs = packs_now();
@@ -686,6 +692,9 @@ int main(int argc, char **argv)
 	       rounds, starget, ltarget, steps, seed, nfuncs);
 	jit_quiesce(5000);
 	boot_live = count_live_progs();
+	snap("boot", "booted", boot_live);
+	if (strchr(wls, 's'))
+		prof = prof_warm(boot_live);
 	snap("boot", "start", boot_live);
 	if (strchr(wls, 'c')) {
 		progress("churn", "start");
