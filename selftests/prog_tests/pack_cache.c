@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -321,6 +322,58 @@ static int watermarks(long long *min_kb, long long *high_kb)
 	return *min_kb && *high_kb ? 0 : -EINVAL;
 }
 
+/* What the hog did, in memory it shares with the test */
+struct hog {
+	size_t len, below;
+	long long min_kb, high_kb, free_kb;
+	int err;
+};
+
+/*
+ * The hog, in a child process the OOM killer takes before anything else
+ * (oom_score_adj 1000), so that the runner survives if it comes: 0 once
+ * no pack is cached beyond the reserve, 1 if it gave up before that.
+ */
+static int hog(long long total_kb, struct hog *h)
+{
+	long long cached;
+	struct pack_stats st;
+	size_t step, i;
+	char *mem;
+
+	write_file("/proc/self/oom_score_adj", "1000");
+	mem = mmap(NULL, total_kb << 10, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (mem == MAP_FAILED) {
+		h->err = -errno;
+		return 1;
+	}
+	for (;;) {
+		h->err = packstats_read(&st) ?: watermarks(&h->min_kb, &h->high_kb);
+		if (h->err)
+			return 1;
+		cached = st.cached;
+		packstats_free(&st);
+		h->free_kb = read_meminfo_kb("MemFree");
+		if (cached <= st.reserve)
+			return 0;
+		if (h->free_kb < h->min_kb) {
+			if (h->below >= (size_t)h->min_kb << 10)
+				return 1;
+			step = 256 << 10;
+			h->below += step;
+			usleep(20 * 1000);
+		} else {
+			step = h->free_kb > 2 * h->high_kb + (32 << 10) ? 16 << 20 : 1 << 20;
+		}
+		if (h->len + step > (size_t)total_kb << 10)
+			return 1;
+		for (i = 0; i < step; i += 4096)
+			mem[h->len + i] = 1;
+		h->len += step;
+	}
+}
+
 /*
  * A memory hog: anonymous memory, 16 MiB at a time, 1 MiB near the
  * watermarks, until the kernel takes the cached packs back (the shrinker,
@@ -331,17 +384,20 @@ static int watermarks(long long *min_kb, long long *high_kb)
  * watermarks added up, the hog goes on 256 KiB at a time, 20 ms apart, so
  * that an allocation meets them all (it stopped there and waited once, and
  * nothing reclaimed: kswapd had given up and nothing allocated); it takes
- * at most that sum again, then the test fails.  Direct reclaim frees a
- * cached pack before the OOM killer comes, and the hog stops as soon as
- * none is left.
+ * at most that sum again, then the test fails.  Direct reclaim must free
+ * the cached packs before the OOM killer comes, and the hog stops as soon
+ * as none is left.  It runs in a child the OOM killer takes first, so
+ * that the runner lives on to fail the test if packs were still cached
+ * when the killer came (a debug-kernel run once had the runner killed
+ * there, by a hog that had held 1.3 GiB).
  */
 static void reclaim(void)
 {
-	long long min_kb = 0, high_kb = 0, free_kb, cached, total_kb = read_meminfo_kb("MemTotal");
+	long long total_kb = read_meminfo_kb("MemTotal"), cached;
+	struct hog *h;
 	struct pack_stats st = {};
-	size_t len = 0, below = 0, step, i;
-	char *hog;
-	int fd;
+	int status = 0, fd;
+	pid_t pid;
 
 	if (!ASSERT_OK(jit_quiesce(SETTLE_MS), "quiesce") ||
 	    !ASSERT_OK(packs_uncache(), "cache emptied"))
@@ -349,39 +405,32 @@ static void reclaim(void)
 	cached = make_cached(PEAK_PACKS);
 	if (!ASSERT_EQ(cached, PEAK_PACKS, "packs cached"))
 		return;
-	hog = mmap(NULL, total_kb << 10, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (!ASSERT_TRUE(hog != MAP_FAILED, "hog's mapping"))
+	h = mmap(NULL, sizeof(*h), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (!ASSERT_TRUE(h != MAP_FAILED, "the hog's figures"))
 		return;
-	for (;;) {
-		if (!ASSERT_OK(packstats_read(&st), "read " PACKSTATS_PATH) ||
-		    !ASSERT_OK(watermarks(&min_kb, &high_kb), "/proc/zoneinfo"))
-			break;
-		cached = st.cached;
-		packstats_free(&st);
-		free_kb = read_meminfo_kb("MemFree");
-		if (cached <= st.reserve)
-			break;
-		if (free_kb < min_kb) {
-			if (below >= (size_t)min_kb << 10)
-				break;
-			step = 256 << 10;
-			below += step;
-			usleep(20 * 1000);
-		} else {
-			step = free_kb > 2 * high_kb + (32 << 10) ? 16 << 20 : 1 << 20;
-		}
-		if (len + step > (size_t)total_kb << 10)
-			break;
-		for (i = 0; i < step; i += 4096)
-			hog[len + i] = 1;
-		len += step;
+	memset(h, 0, sizeof(*h));
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0)
+		_exit(hog(total_kb, h));
+	if (!ASSERT_GT(pid, 0, "fork the hog") ||
+	    !ASSERT_EQ(waitpid(pid, &status, 0), pid, "wait for the hog")) {
+		munmap(h, sizeof(*h));
+		return;
 	}
-	ASSERT_LE(cached, st.reserve, "cached packs reclaimed");
-	test__note("reclaimed with %zu MiB hogged (%zu below the min watermarks), MemFree %lld kB, "
-		   "watermarks min %lld high %lld kB", len >> 20, below >> 20,
-		   read_meminfo_kb("MemFree"), min_kb, high_kb);
-	munmap(hog, total_kb << 10);
+	if (WIFSIGNALED(status))
+		printf("the hog was killed by signal %d (the OOM killer)\n", WTERMSIG(status));
+	if (ASSERT_OK(packstats_read(&st), "read " PACKSTATS_PATH)) {
+		packstats_free(&st);
+		ASSERT_LE(st.cached, st.reserve, WIFSIGNALED(status) ?
+			  "cached packs reclaimed before the OOM killer came" :
+			  "cached packs reclaimed");
+	}
+	ASSERT_EQ(h->err, 0, "the hog read the counters it needs");
+	test__note("reclaimed with %zu MiB hogged (%zu below the min watermarks%s), MemFree %lld kB, "
+		   "watermarks min %lld high %lld kB", h->len >> 20, h->below >> 20,
+		   WIFSIGNALED(status) ? ", then OOM-killed" : "", h->free_kb, h->min_kb, h->high_kb);
+	munmap(h, sizeof(*h));
 	fd = load_fill();
 	if (ASSERT_GE(fd, 0, "a load after"))
 		close(fd);
