@@ -68,7 +68,8 @@ help:
 	@echo '                   (make test-upstream), hibernation cycles (make'
 	@echo '                   test-hibernate), and the harness checking itself'
 	@echo '  make demo-fragmented  load, free, fragment memory, load again, on both kernels:'
-	@echo '                   patched must reuse its packs (no fallback, no split; FRAG_CHURN)'
+	@echo '                   patched must reuse its packs (no fallback, no split; FRAG_CHURN),'
+	@echo '                   then, packs made anew as 4K fallbacks, end where the boot left it'
 	@echo '  make kernel      $(B)/patched/bzImage (series applied) and $(B)/base/bzImage'
 	@echo '  make deps        apt-get install what is missing'
 	@echo '  make check-series  apply the series a patch at a time, building each step'
@@ -331,10 +332,10 @@ demo: $(B)/base/initramfs.cpio $(B)/patched/initramfs.cpio
 # in rounds, on memory with no free 2 MiB block left.  The patched kernel
 # must take them into the packs it kept: no fallback pack, no direct-map
 # split, DirectMap4k and ptdump's 4K direct-map entries unchanged.  Then
-# the same rounds with the kept packs reclaimed, so that packs are made
-# anew (4K fallbacks) on fragmented memory; once everything is freed the
-# patched kernel's direct map must be back where the boot left it
-# (DirectMap4k, live 2M and 1G splits).
+# the same rounds with the kept packs reclaimed and compaction off, so that
+# packs are made anew (4K fallbacks) on fragmented memory; once everything
+# is freed the patched kernel's direct map must be back where the boot
+# left it (DirectMap4k, live 2M and 1G splits).
 FRAG_CHURN ?= churn-fragmented,3500,3000,4
 FRAG_KEYS := l2_splits l3_splits DirectMap4k_kB dmap_4K fallbacks
 demo-fragmented: $(B)/base/initramfs.cpio $(B)/patched/initramfs.cpio
