@@ -130,23 +130,24 @@ def snapval(r, wl, tag, key):
 WORKLOADS = ["churn", "random", "mixed", "scale", "tramp", "frag", "fragc"]
 
 
+def snap_diff(r, a, b, fn):
+    """fn(snapshot b) less fn(snapshot a), snapshots named (workload, tag); None without either."""
+    sa, sb = r["snap"].get(a), r["snap"].get(b)
+    if not sa or not sb:
+        return None
+    va, vb = fn(sa), fn(sb)
+    return None if va is None or vb is None else vb - va
+
+
 def vs_boot(r, wl, fn):
     """fn(snapshot) at the end of workload wl, less the same before the first one."""
-    a, b = r["snap"].get(("boot", "start")), r["snap"].get((wl, "end"))
-    if not a or not b:
-        return None
-    va, vb = fn(a), fn(b)
-    return None if va is None or vb is None else vb - va
+    return snap_diff(r, ("boot", "start"), (wl, "end"), fn)
 
 
 def profiler_cost(r, fn):
     """fn(snapshot) before the first workload, less the same just after boot: the
-    profiler's trampoline, made in between (None without both snapshots)."""
-    a, b = r["snap"].get(("boot", "booted")), r["snap"].get(("boot", "start"))
-    if not a or not b:
-        return None
-    va, vb = fn(a), fn(b)
-    return None if va is None or vb is None else vb - va
+    profiler's trampoline, made in between."""
+    return snap_diff(r, ("boot", "booted"), ("boot", "start"), fn)
 
 
 def dm4k(s):
