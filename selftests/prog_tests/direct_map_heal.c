@@ -13,12 +13,17 @@
  * areas and leave all three no higher than they were before it.  The base
  * kernel, which has no collapse counter, only has its numbers noted.
  * Ranges made 4K on purpose (set_memory_4k()) must stay 4K; a collapse
- * racing with set_memory_ro() on a neighbouring page must not lose it; no
- * mapping is ever writable and executable.
+ * racing with set_memory_ro() on a neighbouring page must not lose it, nor
+ * must one that runs while ptdump walks the tables; no mapping is ever
+ * writable and executable.
  */
+#include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "../checks.h"
 #include "../lib/churn.h"
@@ -102,6 +107,72 @@ static void test_set_memory_undo(void)
 	rox_rounds("rox_undo", "4K RO+X areas put back by set_memory_nx()+set_memory_rw()");
 }
 
+/* Reads ptdump over and over, holding init_mm's mmap_lock most of the time */
+static void __attribute__((noreturn)) ptdump_reader(void)
+{
+	static char buf[1 << 16];
+
+	for (;;) {
+		int fd = open(PTDUMP_PATH, O_RDONLY);
+
+		if (fd < 0)
+			_exit(1);
+		while (read(fd, buf, sizeof(buf)) > 0)
+			;
+		close(fd);
+	}
+}
+
+/*
+ * A collapse that finds init_mm's mmap_lock taken (ptdump walks holding it
+ * for writing) happens once it is free: on a kernel that collapses, wait up
+ * to SETTLE_MS for ptdump's 4K direct-map entries to drop back to @before's.
+ */
+static bool settle(const struct mem_snapshot *before, struct mem_snapshot *after)
+{
+	double t0 = now_ms();
+
+	for (;;) {
+		if (!point_take(after, "after"))
+			return false;
+		if (!heals_direct_map(after) || now_ms() - t0 > SETTLE_MS ||
+		    pt_entries(&after->direct, PT_4K) <= pt_entries(&before->direct, PT_4K))
+			break;
+		usleep(100 * 1000);
+	}
+	printf("settled after %.0f ms\n", now_ms() - t0);
+	return true;
+}
+
+/* A round of rox_areas while another process reads ptdump all the time */
+static void test_ptdump_reader(void)
+{
+	struct mem_snapshot before, after;
+	pid_t reader;
+	int status;
+	bool ok;
+
+	if (!quiet() || !point_take(&before, "before"))
+		return;
+	fflush(stdout);
+	reader = fork();
+	if (reader == 0)
+		ptdump_reader();
+	if (!ASSERT_GT(reader, 0, "fork the ptdump reader"))
+		return;
+	ok = ASSERT_OK(dmap_heal_cmd("rox %d", ROX_AREAS), "RO+X areas made") &&
+	     ASSERT_EQ(dmap_heal_result("held"), ROX_AREAS, "all held") &&
+	     ASSERT_OK(dmap_heal_cmd("free"), "and freed, ptdump read meanwhile");
+	kill(reader, SIGKILL);
+	if (!ASSERT_EQ(waitpid(reader, &status, 0), reader, "wait for the reader") ||
+	    !ASSERT_TRUE(WIFSIGNALED(status), "the reader read ptdump until stopped") || !ok ||
+	    !settle(&before, &after))
+		return;
+	judge("4K RO+X areas freed while ptdump is read", &before, NULL, &after);
+	if (heals_direct_map(&after))
+		ASSERT_GT(after.l2_collapses, before.l2_collapses, "collapses counted");
+}
+
 #define MODULE_ROUNDS	4
 
 static void test_modules(void)
@@ -169,6 +240,8 @@ void test_direct_map_heal(void)
 		test_rox_areas();
 	if (test__start_subtest("set_memory_undo") && ASSERT_TRUE(up, "dmap_heal.ko loaded"))
 		test_set_memory_undo();
+	if (test__start_subtest("ptdump_reader") && ASSERT_TRUE(up, "dmap_heal.ko loaded"))
+		test_ptdump_reader();
 	if (test__start_subtest("modules"))
 		test_modules();
 	if (test__start_subtest("race") && ASSERT_TRUE(up, "dmap_heal.ko loaded"))
