@@ -12,7 +12,7 @@
 # architecture's module loader.  A step fails on an
 # error or a warning, naming the architecture, the patch and the log; the
 # last line counts the builds (architectures x steps) that passed.
-# Environment: JOBS (3).
+# Environment: JOBS (3), make jobs for each architecture.
 set -eo pipefail
 src_tar=$1 work=$2
 [ -f "$src_tar" ] && [ -n "$work" ] || { echo "usage: $0 SRC_TAR WORKDIR" >&2; exit 2; }
@@ -47,13 +47,25 @@ for a in $arches; do
 	"$here/guest/check-config.sh" "$here/guest/cross.fragment" "$work/$arch/.config"
 done
 
+# The architectures of a step build side by side: most steps compile a few
+# objects, and a make run is then mostly its own serial start-up.
 build_step() {
 	step=$1 name=$2
+	local -a pids=() rcs=()
+	for a in $arches; do
+		arch=${a%%:*}
+		targets="kernel/bpf/ kernel/module/ mm/ net/bpf/ arch/$arch/mm/ arch/$arch/net/ arch/$arch/kernel/module.o"
+		kmake "$a" -j"$jobs" $targets >"$work/logs/step$step-$arch.log" 2>&1 &
+		pids+=($!)
+	done
+	for pid in "${pids[@]}"; do
+		if wait "$pid"; then rcs+=(0); else rcs+=(1); fi
+	done
+	i=0
 	for a in $arches; do
 		arch=${a%%:*}
 		log=$work/logs/step$step-$arch.log
-		targets="kernel/bpf/ kernel/module/ mm/ net/bpf/ arch/$arch/mm/ arch/$arch/net/ arch/$arch/kernel/module.o"
-		if ! kmake "$a" -j"$jobs" $targets >"$log" 2>&1; then
+		if [ "${rcs[i]}" != 0 ]; then
 			tail -n 20 "$log"
 			echo "cross: $arch, step $step ($name), does not build: $log"
 			exit 1
@@ -64,6 +76,7 @@ build_step() {
 		fi
 		say "step $step, $arch: $(grep -c '^  CC' "$log") objects compiled, no warnings"
 		builds=$((builds + 1))
+		i=$((i + 1))
 	done
 }
 
