@@ -475,7 +475,7 @@ test-harness: $(B)/patched/initramfs.cpio
 	$(call stage,harness self-test: a broken test$(,) a kernel panic$(,) a hang and a lost image must fail)
 	$(Q)$(call guest_run,patched,harness-broken,guest_cmd=runner$(,)-t$(,)kunit_vmalloc_huge$(,)-a$(,)expect-nohuge)
 	$(Q)$(call guest_run,patched,harness-panic,crash_test)
-	$(Q)GUEST_TIMEOUT=30 $(call guest_run,patched,harness-hang,guest_cmd=../bin/cat)
+	$(Q)GUEST_TIMEOUT=10 $(call guest_run,patched,harness-hang,guest_cmd=../bin/cat)
 	$(Q)DISK=$(B)/patched/swap.img HIBERNATE_LOSE_IMAGE=1 guest/hibernate.sh $(B)/patched/bzImage $< \
 		$(B)/logs/harness-hibernate.log 1 > $(B)/logs/harness-hibernate.out || true
 	$(Q){ guest/expect-fail.sh broken_test_fails $(B)/logs/harness-broken.log runner \
