@@ -72,8 +72,9 @@ for ((i = 2; i <= repeat; i++)); do
 	done
 done
 wait
+# each boot judged as every guest run is: end marker, rc 0, no kernel bug
 for log in "${logs[@]}"; do
-	grep -q '^=== GUEST END rc=0 ===' "$log" || { say "bench: $log did not finish"; exit 1; }
+	guest/check-log.sh "$log" command >/dev/null || { guest/check-log.sh "$log" command; exit 1; }
 done
 say "report: $out/report.md"
 python3 bench/report.py $out $kernels

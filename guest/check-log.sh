@@ -1,42 +1,60 @@
 #!/bin/sh
-# Judges a guest's serial log: check-log.sh LOG [runner|command|test_progs]
+# Judges a guest's serial log:
+#   check-log.sh LOG [runner [EXPECT] | command | test_progs]
+#   check-log.sh LOG results    prints the runner's results as EXPECT lists
+#                               them (how a guest/expect/ list is made)
 #
-# Reads between "=== GUEST START" and "=== GUEST END rc=N ===".  Fails,
-# naming the cause and pointing at the log, when the guest never reached
-# /init, when the end marker is missing (panic, hang, timeout), when the
-# command exited non-zero, when the kernel log shows a bug (log-patterns),
-# or, for the runner, when its "N passed, N failed" line is missing, says
-# nothing passed, or counts a failure.  For upstream's test_progs it asks
-# only that the run ended with test_progs' "Summary:" line: which tests
-# failed is for guest/upstream-compare.sh to judge.
+# Fails, naming the cause and pointing at the log, when the guest never
+# reached /init, when the end marker is missing (panic, hang, timeout),
+# when the command exited non-zero, when any line of the log (boot
+# messages and shutdown included) shows a bug (guest/log-patterns less
+# guest/log-allowed), or, for the runner, when its "N passed, N failed"
+# line is missing, says nothing passed, or counts a failure.  With EXPECT
+# (guest/expect/BOOT), the runner's "name: OK|SKIP" lines, tests and
+# subtests, must be exactly those the file lists, so that a test that
+# starts skipping, or stops running, fails the boot.  For upstream's
+# test_progs it asks only that the run ended with test_progs' "Summary:"
+# line: which tests failed is for guest/upstream-compare.sh to judge.
 log=$1
 mode=${2:-runner}
-patterns=$(dirname "$0")/log-patterns
-allowed=$(mktemp)
-trap 'rm -f "$allowed"' EXIT
-grep -v -e '^#' -e '^$' "$(dirname "$0")/log-allowed" > "$allowed"
+expect=$3
+dir=$(dirname "$0")
+allowed=$(mktemp) want=$(mktemp) seen=$(mktemp)
+trap 'rm -f "$allowed" "$want" "$seen"' EXIT
+grep -v -e '^#' -e '^$' "$dir/log-allowed" > "$allowed"
 
 fail() {
 	echo "FAIL: $*"
 	echo "      log: $log"
 	exit 1
 }
-# The first kernel crash report in the log, to name the cause.
-crash() {
-	grep -m 1 -E 'Kernel panic|BUG:|Oops|general protection fault|kernel BUG at' "$log"
+# The kernel's lines (PRINTK_TIME: "[    1.234567] ...") that report a
+# bug, the first five.  The tests' own output may quote a pattern.
+bugs() {
+	grep -a -E '^\[ *[0-9]+\.[0-9]+\] ' "$log" | grep -F -f "$dir/log-patterns" |
+		grep -v -F -f "$allowed" | head -n 5
 }
 
 [ -r "$log" ] || fail "no log"
+# The runner's "#N[/M] name: OK|SKIP|FAIL (note)" lines as "name: RESULT".
+results() {
+	sed -n '/^=== GUEST START/,/^=== GUEST END/p' "$log" |
+		sed -n -E 's/^#[0-9]+(\/[0-9]+)? ([^ ]+): (OK|SKIP|FAIL).*/\2: \3/p'
+}
+if [ "$mode" = results ]; then
+	results
+	exit
+fi
 grep -q '^=== GUEST START' "$log" ||
-	fail "the guest never reached /init: $(crash; grep -m1 "^launcher:" "$log")"
+	fail "the guest never reached /init: $(bugs | head -n 1; grep -m1 "^launcher:" "$log")"
 body=$(sed -n '/^=== GUEST START/,/^=== GUEST END/p' "$log")
 end=$(printf '%s\n' "$body" | grep -m 1 '^=== GUEST END rc=')
 if [ -z "$end" ]; then
-	why=$(crash)
+	why=$(bugs | head -n 1)
 	[ -n "$why" ] || why=$(grep -m1 '^launcher:' "$log")
 	fail "no end marker: ${why:-the guest stopped without one}"
 fi
-bad=$(printf '%s\n' "$body" | grep -F -f "$patterns" | grep -v -F -f "$allowed" | head -n 5)
+bad=$(bugs)
 [ -z "$bad" ] || fail "kernel log reports a bug:
 $bad"
 rc=${end#=== GUEST END rc=}
@@ -48,10 +66,21 @@ if [ "$mode" = runner ]; then
 	failed=${counts#*, }
 	failed=${failed%% failed*}
 	if [ "$failed" != 0 ]; then
-		fail "$failed failed: $(printf '%s\n' "$body" | grep -E '^#[0-9/]+ .*: FAIL' | tr '\n' ' ')"
+		fail "$failed failed: $(printf '%s\n' "$body" | grep -E '^#[0-9/]+ .*: FAIL' | tr '\n' ' ')
+$(printf '%s\n' "$body" | grep -E '^[^ ]+:[0-9]+: .*: FAIL: ' | head -n 5)"
 	fi
 	[ "$passed" -gt 0 ] || fail "no test passed"
 	[ "$rc" = 0 ] || fail "the runner exited $rc"
+	if [ -n "$expect" ]; then
+		[ -r "$expect" ] || fail "no list of expected results $expect"
+		grep -v -e '^#' -e '^$' "$expect" | sort > "$want"
+		results | sort > "$seen"
+		diff=$(diff "$want" "$seen" | sed -n -e 's/^< /    expected, not seen: /p' \
+			-e 's/^> /    seen, not expected: /p')
+		[ -z "$diff" ] || fail "results differ from $expect:
+$diff"
+		counts="$counts, as $(basename "$expect") expects"
+	fi
 	echo "PASS: $counts ($log)"
 elif [ "$mode" = test_progs ]; then
 	summary=$(printf '%s\n' "$body" | grep -E '^Summary: [0-9]+/[0-9]+ PASSED' | tail -n 1)

@@ -24,4 +24,4 @@ if ! printf '%s\n' "$out" | grep -qE "$regex"; then
 	printf '%s\n' "$out"
 	exit 1
 fi
-echo "#- $name: OK ($(printf '%s\n' "$out" | head -n 1))"
+echo "#- $name: OK ($(printf '%s\n' "$out" | grep -m 1 -E "$regex"))"

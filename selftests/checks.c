@@ -14,6 +14,16 @@
 #include "lib/sys.h"
 #include "test_runner.h"
 
+bool expect_patched(void)
+{
+	return strstr(test__args(), "expect-patched");
+}
+
+void patched_missing(const char *file, int line, const char *what)
+{
+	test__report(false, file, line, "expect-patched", "patched kernel: %s missing", what);
+}
+
 int vmallocinfo_line(uint64_t addr, char *line, size_t size)
 {
 	char needle[32];
@@ -215,7 +225,8 @@ void check_all_packs(const struct pack_stats *st, const char *when)
 			       p->addr);
 			continue;
 		}
-		ASSERT_EQ(faults, 0, "pack in /proc/vmallocinfo, mapped ro x at its page size, free bytes int3");
+		ASSERT_EQ(faults, 0, "pack in /proc/vmallocinfo, mapped ro x at its page size, "
+			  "free bytes int3 (0xcc)");
 	}
 	free(map);
 }
@@ -224,7 +235,7 @@ void check_invariants(const char *when)
 {
 	struct pack_stats st;
 
-	if (!packstats_available()) {
+	if (!PATCHED_HAS(packstats_available(), PACKSTATS_PATH)) {
 		check_mapping(0, 0, 0);
 		return;
 	}
@@ -288,7 +299,7 @@ int leak_state_read(struct leak_state *s)
 	s->progs = count_live_progs();
 	if (s->progs < 0)
 		return s->progs;
-	if (packstats_available()) {
+	if (PATCHED_HAS(packstats_available(), PACKSTATS_PATH)) {
 		err = packstats_read(&st);
 		if (err)
 			return err;
@@ -299,6 +310,8 @@ int leak_state_read(struct leak_state *s)
 		s->oversized = st.oversized;
 		s->images = st.images;
 		packstats_free(&st);
+	} else if (expect_patched()) {
+		return -ENOENT;
 	}
 	s->exec_areas = count_exec_areas(false);
 	if (s->exec_areas < 0)
@@ -394,7 +407,8 @@ void check_direct_map(const struct mem_snapshot *before, const struct mem_snapsh
 	       after->l2_splits, after->l3_splits, before->dm4k_kb, after->dm4k_kb,
 	       (unsigned long long)pt_entries(&before->direct, PT_4K),
 	       (unsigned long long)pt_entries(&after->direct, PT_4K));
-	if (!packstats_available() || !expect_huge_vmalloc(test__args()))
+	if (!PATCHED_HAS(packstats_available(), PACKSTATS_PATH) ||
+	    !expect_huge_vmalloc(test__args()))
 		return;
 	ASSERT_EQ(after->l2_splits, before->l2_splits, "direct_map_level2_splits delta");
 	ASSERT_EQ(after->l3_splits, before->l3_splits, "direct_map_level3_splits delta");
@@ -414,7 +428,7 @@ void check_healed(const struct mem_snapshot *before, const struct mem_snapshot *
 	       before->dm4k_kb, after->dm4k_kb, live_l2(before), live_l2(after), live_l3(before),
 	       live_l3(after), (unsigned long long)pt_entries(&before->direct, PT_4K),
 	       (unsigned long long)pt_entries(&after->direct, PT_4K), image_4k);
-	if (!heals_direct_map(after))
+	if (!HEALS_DIRECT_MAP(after))
 		return;
 	ASSERT_LE(pt_entries(&after->direct, PT_4K), pt_entries(&before->direct, PT_4K),
 		  "ptdump's 4K direct-map entries back where they began");
@@ -448,8 +462,12 @@ int fault_setup(const char *attr, enum fault_mode mode, int min_order)
 		{ "ignore-gfp-wait", mode == FAULT_OFF ? "Y" : "N" },
 		{ "ignore-gfp-highmem", mode == FAULT_OFF ? "Y" : "N" },	/* vmalloc asks for highmem */
 		{ "min-order", mode == FAULT_OFF ? "1" : order },
-		/* FAULT_NTH: every fault's stack trace, for the test to read */
-		{ "verbose", mode == FAULT_ALWAYS ? "0" : "2" },
+		/*
+		 * FAULT_NTH: every slab fault's stack trace, for the test to
+		 * read; a page fault's notice alone (the fallback count tells
+		 * where it hit), which keeps the console quieter
+		 */
+		{ "verbose", mode == FAULT_ALWAYS ? "0" : strcmp(attr, FAIL_PAGE_ALLOC) ? "2" : "1" },
 		{ "verbose_ratelimit_interval_ms", mode == FAULT_NTH ? "0" : "5000" },
 		{ "interval", "1" },
 		{ "times", mode == FAULT_OFF ? "1" : "-1" },

@@ -20,6 +20,47 @@
 #define NOBODY		65534	/* uid and gid of a user with no capability */
 
 /*
+ * -a expect-patched: the runner runs on a kernel with the series, so the
+ * files and counters it adds must be there: the pack statistics
+ * (PACKSTATS_PATH), the pack cache's parameters (PACK_PARAM()), the exec
+ * pool's debugfs file, the direct map's collapse counters in /proc/vmstat.
+ * There, a test that would skip, or leave an assertion out, because one of
+ * them is missing FAILs instead: "patched kernel: <what> missing".  Without
+ * it (the base kernel, Debian's own) a missing one only turns off what
+ * depends on it, as a kernel without the series has none of them.
+ */
+bool expect_patched(void);
+void patched_missing(const char *file, int line, const char *what);
+
+/* @present (is @what there?), after a FAIL under expect-patched if it is not. */
+#define PATCHED_HAS(present, what) ({					\
+	bool ___present = !!(present);					\
+	if (!___present && expect_patched())				\
+		patched_missing(__FILE__, __LINE__, what);		\
+	___present;							\
+})
+
+/*
+ * For a test of the series' own code: @present (is @what there?); if not,
+ * the test or subtest is skipped as run on a kernel without the series,
+ * or FAILs under expect-patched.
+ */
+#define REQUIRE_PATCHED(present, what) ({				\
+	bool ___there = PATCHED_HAS(present, what);			\
+	if (!___there && !expect_patched())				\
+		test__skip("no %s: not the patched kernel", what);	\
+	___there;							\
+})
+
+/* The pack cache's parameters (bpf_prog_pack.idle_secs, .reserve) are there. */
+#define HAVE_PACK_PARAMS() \
+	PATCHED_HAS(!access(PACK_PARAM("idle_secs"), W_OK), PACK_PARAM("idle_secs"))
+
+#define VMSTAT_L2_COLLAPSES "/proc/vmstat direct_map_level2_collapses"
+/* heals_direct_map(@s): the kernel counts collapses (patch 21), which it must under expect-patched. */
+#define HEALS_DIRECT_MAP(s) PATCHED_HAS(heals_direct_map(s), VMSTAT_L2_COLLAPSES)
+
+/*
  * [start, start + size) is mapped read-only, executable, in Modules, by
  * entries of 1 << @shift bytes, and nothing is W+X.  @size 0: only W+X.
  */
@@ -41,7 +82,10 @@ long long vmallocinfo_size(uint64_t addr);
  */
 void check_all_packs(const struct pack_stats *st, const char *when);
 
-/* check_all_packs() on the packs there are now (none on a kernel without stats). */
+/*
+ * check_all_packs() on the packs there are now (none on a kernel without
+ * stats; under expect-patched a FAIL there).
+ */
 void check_invariants(const char *when);
 
 /*
@@ -57,7 +101,10 @@ struct leak_state {
 	long long jit_charged;
 };
 
-/* 0, or -errno. */
+/*
+ * 0, or -errno: -ENOENT (and a FAIL saying why) under expect-patched
+ * when the pack statistics are missing.
+ */
 int leak_state_read(struct leak_state *s);
 
 /*
@@ -83,7 +130,8 @@ struct mem_snapshot;
  * From @before to @after (NULL: now): no direct-map split, DirectMap4k and
  * ptdump's 4K direct-map entries no higher (a collapse may lower them),
  * asserted where packs are huge (the patched kernel booted without
- * nohugevmalloc), printed everywhere.
+ * nohugevmalloc: with the pack statistics, which under expect-patched
+ * must be there), printed everywhere.
  */
 void check_direct_map(const struct mem_snapshot *before, const struct mem_snapshot *after);
 
@@ -92,7 +140,8 @@ void check_direct_map(const struct mem_snapshot *before, const struct mem_snapsh
  * @after: ptdump's 4K direct-map entries and the live 1G split count no
  * higher than at @before, and DirectMap4k and the live 2M split count no
  * higher but for what the kernel image's high mapping gained, asserted on
- * a kernel that collapses (patch 21), printed everywhere.  @what names the
+ * a kernel that collapses (patch 21; under expect-patched a kernel without
+ * the collapse counters FAILs), printed everywhere.  @what names the
  * workload.
  */
 void check_healed(const struct mem_snapshot *before, const struct mem_snapshot *after,
@@ -115,7 +164,8 @@ int run_as_nobody(void (*fn)(void *res), void *res, size_t len, pid_t *keep);
 enum fault_mode {
 	FAULT_OFF,	/* the boot defaults: nothing fails */
 	FAULT_NTH,	/* only what /proc/thread-self/fail-nth picks fails, with
-			 * a stack trace in the log, not rate limited */
+			 * a notice in the log, not rate limited, and for
+			 * failslab its stack trace */
 	FAULT_ALWAYS,	/* every call fails */
 };
 

@@ -5,12 +5,12 @@
  *
  *   #N name: OK|FAIL|SKIP        (and #N/M name/sub: ... for subtests)
  *   Summary: P/S PASSED, K SKIPPED, F FAILED
- *   N passed, N failed
+ *   N passed, N failed, N skipped
  *
  * as test_progs does: P counts tests, S subtests, K skipped tests and
  * subtests, F failed tests.  The last line counts leaves (a subtest, or a
- * test without subtests) and is the line CI reads.  Exit status is 1 when
- * anything failed.
+ * test without subtests), the skipped ones too, and is the line CI reads.
+ * Exit status is 1 when anything failed.
  */
 #include <fnmatch.h>
 #include <getopt.h>
@@ -40,14 +40,14 @@ static const char *const res_name[] = { "OK", "FAIL", "SKIP" };
 static struct {
 	const char *filters[16];	/* -t: globs on "test" or "test/subtest" */
 	int nfilters;
-	const char *args;	/* -a */
+	char args[512];		/* -a, each one after a comma */
 	bool verbose;
 	bool list;
 } opt;
 
 static struct {
 	int tests_ok, subtests_ok, skipped, tests_failed;
-	int leaves_ok, leaves_failed;
+	int leaves_ok, leaves_failed, leaves_skipped;
 } stats;
 
 /* The test or subtest running now, and where its output goes. */
@@ -131,6 +131,7 @@ static void end_subtest(void)
 		break;
 	case RES_SKIP:
 		stats.skipped++;
+		stats.leaves_skipped++;
 		break;
 	}
 	log_begin();
@@ -224,7 +225,7 @@ void test__report(bool ok, const char *file, int line, const char *tag,
 
 const char *test__args(void)
 {
-	return opt.args ?: "";
+	return opt.args;
 }
 
 bool test__verbose(void)
@@ -264,6 +265,8 @@ static void run_test(const struct test_def *t, int num)
 		stats.leaves_ok++;
 	else if ((!cur.sub_count && res == RES_FAIL) || cur.failed)
 		stats.leaves_failed++;
+	else if (!cur.sub_count && res == RES_SKIP)
+		stats.leaves_skipped++;
 }
 
 static void usage(const char *prog)
@@ -273,7 +276,7 @@ static void usage(const char *prog)
 		"  -l       list tests and exit\n"
 		"  -v       show every test's output, not only failures'\n"
 		"  -t GLOB  run tests (or test/subtest) matching GLOB; repeatable\n"
-		"  -a ARGS  options for the tests, e.g. \"expect-nohuge\"\n",
+		"  -a ARGS  options for the tests, e.g. \"expect-nohuge\"; repeatable\n",
 		prog);
 	exit(2);
 }
@@ -281,6 +284,7 @@ static void usage(const char *prog)
 int main(int argc, char **argv)
 {
 	double secs[sizeof(tests) / sizeof(tests[0])], t0;
+	size_t len;
 	int c, i;
 
 	while ((c = getopt(argc, argv, "lvt:a:")) != -1) {
@@ -294,7 +298,15 @@ int main(int argc, char **argv)
 			}
 			opt.filters[opt.nfilters++] = optarg;
 			break;
-		case 'a': opt.args = optarg; break;
+		case 'a':
+			/* -a A -a B is -a A,B: the tests look for their word in it */
+			len = strlen(opt.args);
+			if ((size_t)snprintf(opt.args + len, sizeof(opt.args) - len, "%s%s",
+					     len ? "," : "", optarg) >= sizeof(opt.args) - len) {
+				fprintf(stderr, "%s: -a: too long\n", argv[0]);
+				return 2;
+			}
+			break;
 		default: usage(argv[0]);
 		}
 	}
@@ -320,6 +332,7 @@ int main(int argc, char **argv)
 	printf("\n");
 	printf("Summary: %d/%d PASSED, %d SKIPPED, %d FAILED\n", stats.tests_ok,
 	       stats.subtests_ok, stats.skipped, stats.tests_failed);
-	printf("%d passed, %d failed\n", stats.leaves_ok, stats.leaves_failed);
+	printf("%d passed, %d failed, %d skipped\n", stats.leaves_ok, stats.leaves_failed,
+	       stats.leaves_skipped);
 	return stats.tests_failed || stats.leaves_failed ? 1 : 0;
 }

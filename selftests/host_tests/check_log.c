@@ -16,7 +16,7 @@ static const char boot[] = "[    0.000000] Linux version 6.1.192\n";
 static const char start[] = "=== GUEST START 6.1.192: runner ===\n";
 static const char results[] =
 	"#1 bpf_jit: OK\n#2 churn: OK\nSummary: 2/4 PASSED, 0 SKIPPED, 0 FAILED\n"
-	"4 passed, 0 failed\n";
+	"4 passed, 0 failed, 0 skipped\n";
 static const char end[] = "=== GUEST END rc=0 ===\n";
 
 /* Runs the checker on @log; returns its exit status, its output in @out. */
@@ -82,15 +82,49 @@ void test_check_log(void)
 		expect("runner", false, "kernel log reports a bug", boot, start,
 		       "[    3.0] WARNING: CPU: 1 PID: 7 at mm/vmalloc.c:2716 vm_reset_perms\n",
 		       results, end, NULL);
+	/* What a kernel with CONFIG_BUG and the hang detectors prints. */
+	if (test__start_subtest("bug_without_bugverbose"))
+		expect("runner", false, "invalid opcode: 0000", boot, start,
+		       "[    3.0] invalid opcode: 0000 [#1] PREEMPT SMP\n", results, end, NULL);
+	if (test__start_subtest("int3"))
+		expect("runner", false, "int3: 0000", boot, start,
+		       "[    3.0] int3: 0000 [#1] PREEMPT SMP\n", results, end, NULL);
+	if (test__start_subtest("end_trace"))
+		expect("runner", false, "---[ end trace", boot, start,
+		       "[    3.0] ---[ end trace 0000000000000000 ]---\n", results, end, NULL);
+	if (test__start_subtest("rcu_stall"))
+		expect("runner", false, "detected stalls", boot, start,
+		       "[   30.0] rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:\n",
+		       results, end, NULL);
+	if (test__start_subtest("hung_task"))
+		expect("runner", false, "blocked for more than", boot, start,
+		       "[  130.0] INFO: task kworker/0:1:31 blocked for more than 120 seconds.\n",
+		       results, end, NULL);
+	if (test__start_subtest("soft_lockup"))
+		expect("runner", false, "soft lockup", boot, start,
+		       "[   30.0] watchdog: BUG: soft lockup - CPU#1 stuck for 22s! [runner:70]\n",
+		       results, end, NULL);
+	/* Boot and shutdown messages are judged too. */
+	if (test__start_subtest("warning_at_boot"))
+		expect("runner", false, "kernel log reports a bug", boot,
+		       "[    0.5] WARNING: CPU: 0 PID: 0 at arch/x86/mm/init_64.c:1 x\n",
+		       start, results, end, NULL);
+	if (test__start_subtest("warning_at_shutdown"))
+		expect("runner", false, "kernel log reports a bug", boot, start, results, end,
+		       "[    9.0] WARNING: CPU: 0 PID: 1 at kernel/reboot.c:1 x\n", NULL);
+	if (test__start_subtest("allowed_line"))
+		expect("runner", true, NULL, boot,
+		       "[    0.1] Speculative Return Stack Overflow: WARNING: See https://x\n",
+		       start, results, end, NULL);
 	if (test__start_subtest("failed_test"))
 		expect("runner", false, "1 failed: #2 churn: FAIL", boot, start,
-		       "#1 bpf_jit: OK\n#2 churn: FAIL\n1 passed, 1 failed\n",
+		       "#1 bpf_jit: OK\n#2 churn: FAIL\n1 passed, 1 failed, 0 skipped\n",
 		       "=== GUEST END rc=1 ===\n", NULL);
 	if (test__start_subtest("no_result_line"))
 		expect("runner", false, "no \"N passed, N failed\" line", boot, start, end, NULL);
 	if (test__start_subtest("nothing_passed"))
 		expect("runner", false, "no test passed", boot, start,
-		       "0 passed, 0 failed\n", end, NULL);
+		       "0 passed, 0 failed, 2 skipped\n", end, NULL);
 	if (test__start_subtest("command_rc"))
 		expect("command", false, "exited 1", boot, start, "=== GUEST END rc=1 ===\n", NULL);
 }

@@ -148,22 +148,18 @@ int kmsg_open(bool from_end)
 	return fd;
 }
 
-int kmsg_next(int fd, char *buf, size_t size)
+int kmsg_next_seq(int fd, char *buf, size_t size, unsigned long long *seq)
 {
 	char rec[8192], *text, *nl;
 	ssize_t n;
 
-	for (;;) {
-		n = read(fd, rec, sizeof(rec) - 1);
-		if (n >= 0)
-			break;
-		if (errno == EAGAIN)
-			return 0;
-		if (errno != EPIPE)	/* EPIPE: records overwritten, go on with the next */
-			return -errno;
-	}
+	n = read(fd, rec, sizeof(rec) - 1);
+	if (n < 0)	/* EPIPE: records overwritten; the next read goes on with the oldest left */
+		return errno == EAGAIN ? 0 : -errno;
 	rec[n] = 0;
 	/* "prio,seq,usec,flags;text\n KEY=value..." */
+	if (seq && sscanf(rec, "%*u,%llu,", seq) != 1)
+		return -EINVAL;
 	text = strchr(rec, ';');
 	text = text ? text + 1 : rec;
 	nl = strchr(text, '\n');
@@ -171,6 +167,11 @@ int kmsg_next(int fd, char *buf, size_t size)
 		*nl = 0;
 	snprintf(buf, size, "%s", text);
 	return 1;
+}
+
+int kmsg_next(int fd, char *buf, size_t size)
+{
+	return kmsg_next_seq(fd, buf, size, NULL);
 }
 
 /* A line of the kernel log that reports a bug: the lists guest/check-log.sh reads. */

@@ -47,8 +47,15 @@ int module_unload(const char *name);
 
 /* The kernel log from /dev/kmsg, one record at a time. */
 int kmsg_open(bool from_end);
-/* Next message text (no prefix, no newline) into buf: 1, 0 at the end, or -errno. */
+/*
+ * Next message text (no prefix, no newline) into buf: 1, 0 at the end, or
+ * -errno.  -EPIPE says records were lost: the ring overwrote them before
+ * this reader got to them.  It comes once; the next call goes on with the
+ * oldest record left.  A reader may go on, but must say so, or fail.
+ */
 int kmsg_next(int fd, char *buf, size_t size);
+/* kmsg_next(), with the record's sequence number (0: the first since boot) in @seq. */
+int kmsg_next_seq(int fd, char *buf, size_t size, unsigned long long *seq);
 /* The pattern a log line matches if it reports a kernel bug, else NULL. */
 const char *kmsg_bad_pattern(const char *msg);
 

@@ -220,7 +220,8 @@ static void test_oversized(void)
 		check_mapping(start, (addr + len - start + page - 1) & ~(page - 1), huge ? 21 : 12);
 		ASSERT_TRUE(in_vmallocinfo(start), "its area in /proc/vmallocinfo");
 	}
-	if (packstats_available() && ASSERT_OK(leak_state_read(&loaded), "leak state loaded")) {
+	if (PATCHED_HAS(packstats_available(), PACKSTATS_PATH) &&
+	    ASSERT_OK(leak_state_read(&loaded), "leak state loaded")) {
 		ASSERT_EQ(loaded.oversized, before.oversized + 1, "counted as larger than a pack");
 		ASSERT_EQ(loaded.packs, before.packs, "no pack for it");
 		ASSERT_GE(loaded.bytes_in_use - before.bytes_in_use, (len + page - 1) & ~(page - 1),

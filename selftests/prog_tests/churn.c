@@ -20,7 +20,8 @@
 void test_churn(void)
 {
 	struct churn_opts o = CHURN_OPTS_DEFAULT;
-	bool huge_packs = packstats_available() && expect_huge_vmalloc(test__args());
+	bool huge_packs = PATCHED_HAS(packstats_available(), PACKSTATS_PATH) &&
+			  expect_huge_vmalloc(test__args());
 	struct mem_snapshot before;
 	struct churn_round r;
 	unsigned int i;

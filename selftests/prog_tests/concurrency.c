@@ -5,8 +5,10 @@
  * through SO_ATTACH_FILTER (the path that steers between clean and dirty
  * packs for the predictor flush), of mixed sizes, so that packs are
  * created, shared, emptied and released under contention: 200,000 loads
- * and frees, a quarter of that on the debug kernel.  At the end nothing is
- * left: no program, pack, vmalloc area or JIT budget.
+ * and frees, a quarter of that on the debug kernel.  The kernel gave an id
+ * to as many eBPF programs as the threads loaded (ids are allocated one
+ * after the other: a marker program's id before and after tells), and at
+ * the end nothing is left: no program, pack, vmalloc area or JIT budget.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -14,6 +16,8 @@
 #include <unistd.h>
 
 #include <linux/filter.h>
+
+#include <bpf/bpf.h>
 
 #include "../checks.h"
 #include "../lib/progs.h"
@@ -87,16 +91,35 @@ static void *work(void *arg)
 	return NULL;
 }
 
+/* The id the kernel gives a program loaded now (ids go up by one a load), or -errno. */
+static long long next_prog_id(void)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	int fd = load_filter(FILTER_MIN_INSNS, 0), err = 0;
+
+	if (fd < 0)
+		return fd;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		err = -errno;
+	close(fd);
+	return err ?: (long long)info.id;
+}
+
 void test_concurrency(void)
 {
 	struct worker w[THREADS] = {};
 	struct leak_state before;
 	long loads = 0, classic = 0, frees = 0, ops = debug_kernel() ? DEBUG_OPS : OPS;
+	long long id0, id1;
 	double t;
 	int i;
 
 	if (!ASSERT_OK(jit_quiesce(SETTLE_MS), "quiesce") ||
 	    !ASSERT_OK(leak_state_read(&before), "leak state before"))
+		return;
+	id0 = next_prog_id();
+	if (!ASSERT_GT(id0, 0, "a marker program's id"))
 		return;
 	t = now_ms();
 	for (i = 0; i < THREADS; i++) {
@@ -114,10 +137,14 @@ void test_concurrency(void)
 		classic += w[i].classic;
 		frees += w[i].frees;
 	}
+	id1 = next_prog_id();
 	test__note("%d threads: %ld loads (%ld classic), %ld frees, %.0f s", THREADS, loads,
 		   classic, frees, (now_ms() - t) / 1000);
-	ASSERT_GE(loads + frees, ops, "operations done");
+	/* classic filters get no id; every eBPF load that succeeded got one */
+	if (ASSERT_GT(id1, 0, "a marker program's id after"))
+		ASSERT_EQ(id1 - id0 - 1, loads - classic, "eBPF programs the kernel loaded");
 	ASSERT_GT(classic, 0, "classic filters among them");
+	/* and the kernel agrees: programs, packs, bytes in use, JIT budget as before */
 	check_no_leak(&before, "after the threads");
 	check_invariants("after the threads");
 }

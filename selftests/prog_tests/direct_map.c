@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The evidence every direct-map claim rests on is there and consistent:
- * the split counters, DirectMap* in /proc/meminfo, and ptdump, whose
+ * the split counters (and, on the patched kernel, -a expect-patched, the
+ * collapse counters), DirectMap* in /proc/meminfo, and ptdump, whose
  * "Low Kernel Mapping" must map exactly what DirectMap* says.
  */
+#include "../checks.h"
 #include "../lib/churn.h"
 #include "../lib/sys.h"
 #include "../test_runner.h"
@@ -14,6 +16,10 @@ static void test_counters(void)
 	ASSERT_GE(read_vmstat("direct_map_level3_splits"), 0, "direct_map_level3_splits");
 	ASSERT_GT(read_meminfo_kb("DirectMap4k"), 0, "DirectMap4k");
 	ASSERT_GT(read_meminfo_kb("DirectMap2M"), 0, "DirectMap2M");
+	/* patch 21's: required under expect-patched, absent elsewhere */
+	PATCHED_HAS(read_vmstat("direct_map_level2_collapses") >= 0, VMSTAT_L2_COLLAPSES);
+	PATCHED_HAS(read_vmstat("direct_map_level3_collapses") >= 0,
+		    "/proc/vmstat direct_map_level3_collapses");
 }
 
 struct sections {

@@ -81,12 +81,15 @@ void test_gbpages(void)
 		test__skip("no 1G direct-map pages (make test-gbpages boots 4 GiB, -cpu max)");
 		return;
 	}
-	if (!packstats_available() || !expect_huge_vmalloc(test__args())) {
-		test__skip("no huge packs: not the patched kernel, or nohugevmalloc");
+	if (!REQUIRE_PATCHED(packstats_available(), PACKSTATS_PATH))
+		return;
+	if (!expect_huge_vmalloc(test__args())) {
+		test__skip("no huge packs: booted with nohugevmalloc");
 		return;
 	}
-	if (pool_read(&blocks, &used)) {
-		test__skip("no " POOL_PATH ": a series without the exec pool");
+	if (!PATCHED_HAS(!pool_read(&blocks, &used), POOL_PATH)) {
+		if (!expect_patched())
+			test__skip("no " POOL_PATH ": a series without the exec pool");
 		return;
 	}
 	if (!blocks) {
@@ -134,7 +137,7 @@ out:
 	/* the pack beyond split a 1G entry: freed, it is whole again */
 	if (beyond.dm4k_kb && ASSERT_OK(snapshot_take(&after), "snapshot all freed")) {
 		check_healed(&before, &after, "packs beyond the pool");
-		if (heals_direct_map(&after)) {
+		if (HEALS_DIRECT_MAP(&after)) {
 			size_t len = strlen(note);
 
 			snprintf(note + len, sizeof(note) - len,

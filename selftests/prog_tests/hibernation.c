@@ -178,7 +178,7 @@ static void log_kernel(int cycle, const char *what)
  * BATCH_MAX): until more than @packs_before packs are in use.  Returns
  * how many it loaded, stopping at the first that fails.
  */
-static int load_batch(long long packs_before)
+static int load_batch(long long packs_before, bool stats)
 {
 	struct pack_stats st;
 	int n;
@@ -189,14 +189,14 @@ static int load_batch(long long packs_before)
 			ASSERT_GE(batch[n], 0, "load a batch program");
 			return n;
 		}
-		if (n >= 100 && packstats_available() && !(n % 50) && !packstats_read(&st)) {
+		if (n >= 100 && stats && !(n % 50) && !packstats_read(&st)) {
 			bool new_pack = st.packs - st.cached > packs_before;
 
 			packstats_free(&st);
 			if (new_pack)
 				return n + 1;
 		}
-		if (n >= 300 && !packstats_available())
+		if (n >= 300 && !stats)
 			return n + 1;
 	}
 	return n;
@@ -214,7 +214,7 @@ static void heal_before(const char *when)
 	       HEAL_AREAS, b.l2_splits - a.l2_splits,
 	       heals_direct_map(&b) ? b.l2_collapses - a.l2_collapses : 0);
 	/* where nothing heals, this cycle's areas may land in blocks an earlier one split */
-	if (heals_direct_map(&b)) {
+	if (HEALS_DIRECT_MAP(&b)) {
 		ASSERT_GT(b.l2_splits, a.l2_splits, "the areas split the direct map");
 		ASSERT_GT(b.l2_collapses, a.l2_collapses, "collapses just before the image");
 	}
@@ -226,6 +226,7 @@ static void one_cycle(int cycle, struct tramp_correct *skel)
 	struct mem_snapshot mem;
 	struct pack_stats st = { 0 }, st_batch = { 0 };
 	struct probe pr;
+	bool stats = PATCHED_HAS(packstats_available(), PACKSTATS_PATH);
 	char when[32];
 	int i, n, err;
 
@@ -233,21 +234,21 @@ static void one_cycle(int cycle, struct tramp_correct *skel)
 	heal_before(when);
 	if (!ASSERT_OK(leak_state_read(&before), "state before the cycle") ||
 	    !ASSERT_OK(snapshot_take(&mem), "direct map before the cycle") ||
-	    (packstats_available() && !ASSERT_OK(packstats_read(&st), "read " PACKSTATS_PATH)))
+	    (stats && !ASSERT_OK(packstats_read(&st), "read " PACKSTATS_PATH)))
 		return;
 
-	if (packstats_available() && expect_huge_vmalloc(test__args()))
+	if (stats && expect_huge_vmalloc(test__args()))
 		ASSERT_GE(st.huge_packs, 2, "huge packs live through the cycle");
 
 	/* loads and frees work; the frees are in flight at the snapshot */
-	n = load_batch(st.packs - st.cached);
-	if (packstats_available() && ASSERT_OK(packstats_read(&st_batch), "statistics with the batch"))
+	n = load_batch(st.packs - st.cached, stats);
+	if (stats && ASSERT_OK(packstats_read(&st_batch), "statistics with the batch"))
 		printf("%s: batch of %d programs: %lld -> %lld packs\n", when, n, st.packs,
 		       st_batch.packs);
 	if (ASSERT_OK(write_file(PROBE, "walk"), "probe walk, running") &&
 	    ASSERT_OK(probe_read("now", &pr), "read " PROBE)) {
 		check_walk(&pr, "running");
-		if (packstats_available())
+		if (stats)
 			ASSERT_EQ(pr.module_2m, huge_pmds(&st_batch),
 				  "2M entries in the module area = huge packs' PMDs");
 	}
@@ -265,7 +266,7 @@ static void one_cycle(int cycle, struct tramp_correct *skel)
 		check_walk(&pr, "at the snapshot");
 		if (snapshot_pmds < 0 || pr.module_2m < snapshot_pmds)
 			snapshot_pmds = pr.module_2m;
-		if (packstats_available()) {
+		if (stats) {
 			ASSERT_GE(pr.module_2m, huge_pmds(&st),
 				  "2M entries at the snapshot >= without the batch");
 			ASSERT_LE(pr.module_2m, huge_pmds(&st_batch), "and <= with it");
@@ -276,7 +277,7 @@ static void one_cycle(int cycle, struct tramp_correct *skel)
 	check_programs_run(when);
 	check_trampolines(skel, when);
 	check_no_leak(&before, "after resume, the batch freed");
-	if (packstats_available()) {
+	if (stats) {
 		struct pack_stats after;
 
 		if (ASSERT_OK(packstats_read(&after), "read " PACKSTATS_PATH)) {
@@ -307,6 +308,7 @@ void test_hibernation(void)
 	struct bpf_link *fentry = NULL, *fexit = NULL;
 	struct pack_stats st;
 	long long fallbacks = 0;
+	bool stats;
 	char state[128];
 	int i, cycle, cycles = cycles_wanted();
 
@@ -330,7 +332,8 @@ void test_hibernation(void)
 	 * First a 4K fallback pack (fault injection), live through every
 	 * cycle: with no pack to reuse, the first program needs a new one.
 	 */
-	if (packstats_available()) {
+	stats = PATCHED_HAS(packstats_available(), PACKSTATS_PATH);
+	if (stats) {
 		if (!ASSERT_OK(packstats_read(&st), "read " PACKSTATS_PATH))
 			goto out;
 		fallbacks = st.fallbacks;
@@ -343,7 +346,7 @@ void test_hibernation(void)
 	ASSERT_OK(fault_setup(FAIL_PAGE_ALLOC, FAULT_OFF, 0), "fail_page_alloc off");
 	if (!ASSERT_GE(fds[NPROGS], 0, "load without 2M pages"))
 		goto out;
-	if (packstats_available()) {
+	if (stats) {
 		if (!ASSERT_OK(packstats_read(&st), "read " PACKSTATS_PATH))
 			goto out;
 		ASSERT_EQ(st.fallbacks, fallbacks + 1, "a fallback pack");

@@ -167,7 +167,8 @@ static void test_full_budget(void)
 	if (!ASSERT_EQ(r.err, -ENOTSUPP, "the JIT refused the last filter"))
 		goto out;
 
-	if (packstats_available() && ASSERT_OK(packstats_read(st), "pack statistics")) {
+	if (PATCHED_HAS(packstats_available(), PACKSTATS_PATH) &&
+	    ASSERT_OK(packstats_read(st), "pack statistics")) {
 		printf("packs %lld (%lld huge), %lld bytes in use, limit %s\n", st->packs,
 		       st->huge_packs, st->bytes_in_use, text);
 		check_pack_areas(st);

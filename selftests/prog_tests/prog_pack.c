@@ -274,10 +274,8 @@ out:
 
 void test_prog_pack(void)
 {
-	if (!packstats_available()) {
-		test__skip("no " PACKSTATS_PATH ": not the patched kernel");
+	if (!REQUIRE_PATCHED(packstats_available(), PACKSTATS_PATH))
 		return;
-	}
 	if (test__start_subtest("lifecycle"))
 		test_lifecycle();
 	if (test__start_subtest("fallback"))

@@ -7,6 +7,8 @@
  * mapping could not free it, and got 4K PTEs while its pages were huge.
  * Every pack the statistics call huge must be mapped by 2M entries
  * (check_all_packs()), and creating them must not split the direct map.
+ * At least two walks must end while the packs are made, so that one ran
+ * from start to end among the creations: else nothing raced.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -22,7 +24,9 @@
 #include "../test_runner.h"
 
 #define FALLBACK_PACKS	4	/* 4K packs made, then freed, first */
-#define NEW_PACKS	4	/* huge packs made while ptdump is read */
+#define NEW_PACKS	4	/* huge packs made while ptdump is read, */
+#define MAX_NEW_PACKS	16	/* or more, until MIN_WALKS walks ended meanwhile */
+#define MIN_WALKS	2
 #define MAX_PROGS	4096
 #define PMD_SHIFT	21
 
@@ -73,7 +77,8 @@ static void race(void)
 {
 	struct pack_stats base = {}, st = {};
 	unsigned long long pmds4k[64];	/* the PMDs the 4K packs touched */
-	int i, j, n4k = 0, reused = 0, nfill;
+	int i, j, n4k = 0, reused = 0, nfill, walks0, walks1;
+	long long want;
 	struct mem_snapshot mem;
 	pthread_t thread;
 
@@ -116,12 +121,24 @@ static void race(void)
 		goto out;
 	while (!atomic_load(&walks))
 		usleep(1000);
-	i = atomic_load(&walks) > 0 &&
-	    load_until(base.huge_packs + NEW_PACKS, base.fallbacks + FALLBACK_PACKS, &st);
+	/*
+	 * Walks ended before the first pack and after the last: their
+	 * difference ran among the creations.  A walk may take longer than
+	 * NEW_PACKS creations; then more are made, up to MAX_NEW_PACKS.
+	 */
+	walks0 = atomic_load(&walks);
+	want = base.huge_packs + NEW_PACKS;
+	do {
+		packstats_free(&st);
+		i = walks0 > 0 && load_until(want++, base.fallbacks + FALLBACK_PACKS, &st);
+		walks1 = atomic_load(&walks);
+	} while (i && walks1 >= 0 && walks1 - walks0 < MIN_WALKS &&
+		 want <= base.huge_packs + MAX_NEW_PACKS);
 	atomic_store(&stop, true);
 	pthread_join(thread, NULL);
 	if (!ASSERT_GT(atomic_load(&walks), 0, "ptdump read meanwhile") || !i)
 		goto out;
+	ASSERT_GE(walks1 - walks0, MIN_WALKS, "ptdump walks that ended while packs were made");
 
 	ASSERT_EQ(st.fallbacks, base.fallbacks + FALLBACK_PACKS, "no fallback while ptdump runs");
 	for (i = 0; i < st.npacks; i++) {
@@ -138,8 +155,9 @@ static void race(void)
 	/* huge in the statistics: mapped by 2M entries in ptdump */
 	check_all_packs(&st, "made while ptdump ran");
 	check_direct_map(&mem, NULL);
-	test__note("%d ptdump walks; %d of the new packs' PMDs held 4K packs before",
-		   atomic_load(&walks), reused);
+	test__note("%d ptdump walks, %d while %lld huge packs were made; %d of the new packs' "
+		   "PMDs held 4K packs before", atomic_load(&walks), walks1 - walks0,
+		   st.huge_packs - base.huge_packs, reused);
 out:
 	fault_setup(FAIL_PAGE_ALLOC, FAULT_OFF, 0);
 	packstats_free(&st);
@@ -151,10 +169,8 @@ out:
 
 void test_ptdump_race(void)
 {
-	if (!packstats_available()) {
-		test__skip("no " PACKSTATS_PATH ": not the patched kernel");
+	if (!REQUIRE_PATCHED(packstats_available(), PACKSTATS_PATH))
 		return;
-	}
 	if (!fault_available(FAIL_PAGE_ALLOC) || access(PTDUMP_PATH, R_OK)) {
 		test__skip("needs CONFIG_FAIL_PAGE_ALLOC and CONFIG_PTDUMP_DEBUGFS");
 		return;

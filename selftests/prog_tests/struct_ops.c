@@ -140,7 +140,7 @@ static void use(struct tcp_ca_count *skel, const struct leak_state *before, int 
 	ASSERT_GT(skel->bss->cong_avoid_calls, avoid, "TCP called cong_avoid");
 	snprintf(when, sizeof(when), "registration %d", i + 1);
 	/* one image: the map's; earlier maps' go as their frees complete */
-	if (packstats_available())
+	if (PATCHED_HAS(packstats_available(), PACKSTATS_PATH))
 		check_images(before, 1, NULL, when);
 }
 
