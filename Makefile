@@ -410,10 +410,11 @@ test-pack: $(B)/patched/.source | $(B)/logs
 
 RUNNER_ARGS ?=
 # The runner's command line: $(1) the tests (-t) a boot runs when
-# RUNNER_ARGS picks none, $(2) its -a words.  A kernel with the series says
+# RUNNER_ARGS picks none, $(2) its -a words (an -a each: guest/init turns
+# every comma into a space, and the runner joins its -a's).  A kernel with the series says
 # expect-patched: there a missing pack statistic, debugfs file or collapse
 # counter fails a test instead of switching its assertion off.
-runner_cmd = guest_cmd=runner$(if $(RUNNER_ARGS),$(shell printf ',%s' $(RUNNER_ARGS)),$(subst $() ,,$(foreach t,$(1),$(,)-t$(,)$(t))))$(if $(2),$(,)-a$(,)$(subst $() ,$(,),$(strip $(2))))
+runner_cmd = guest_cmd=runner$(if $(RUNNER_ARGS),$(shell printf ',%s' $(RUNNER_ARGS)),$(subst $() ,,$(foreach t,$(1),$(,)-t$(,)$(t))))$(subst $() ,,$(foreach a,$(2),$(,)-a$(,)$(a)))
 # The list of results a boot must print (guest/check-log.sh), unless
 # RUNNER_ARGS picked other tests.
 expect = $(if $(RUNNER_ARGS),,guest/expect/$(1))
