@@ -20,7 +20,7 @@ JOBS ?= 3
 # Guest runs: KVM=0|1|auto, GUEST_TIMEOUT seconds (guest/run-qemu.sh).
 export KVM ?= 0
 export GUEST_TIMEOUT ?= 600
-# The slow suites' boots, about 1.5 times their measured runs (README): the
+# The slow suites' boots, about 1.5 times their measured runs (docs/testing.md): the
 # debug suite 1,119 s, test_progs on the debug kernel 200 s, the Debian
 # suite 640 s.  A hang then fails with check-log.sh's diagnosis, inside CI's
 # 90 minutes.
@@ -87,7 +87,7 @@ stamp_overrides = $(strip \
 all: demo
 
 help:
-	@echo 'Targets (times: this 2-core machine, host otherwise idle; README "CI'"'"'s budget"):'
+	@echo 'Targets (times: this 2-core machine, host otherwise idle; docs/testing.md):'
 	@echo '  make             build both kernels, boot each with the churn demo, print the table'
 	@echo '  make test        host tests, the guest suite on the patched kernel (normal and'
 	@echo '                   nohugevmalloc boots), the trampoline and struct_ops tests with'
