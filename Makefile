@@ -95,7 +95,7 @@ help:
 	@echo '                   for the unpatched kernel), 1 GiB pages (make test-gbpages),'
 	@echo '                   upstream'"'"'s test_progs on patched (make test-upstream),'
 	@echo '                   hibernation cycles (make test-hibernate), and the harness checking'
-	@echo '                   itself (make test-harness) (@TEST_MIN@ min from a clean clone)'
+	@echo '                   itself (make test-harness) (~22 min from a clean clone)'
 	@echo '  make demo-fragmented  load, free, fragment memory, load again, on both kernels:'
 	@echo '                   patched must reuse its packs (no fallback, no split; FRAG_CHURN),'
 	@echo '                   then, packs made anew as 4K fallbacks, end where the boot left it'
@@ -103,7 +103,7 @@ help:
 	@echo '  make deps        apt-get install what is missing (as root, or with passwordless sudo)'
 	@echo '  make check-series  apply the series a patch at a time, building each step'
 	@echo '  make check-cross   the series a patch at a time for arm64, s390x and riscv64 with'
-	@echo '                   Debian'"'"'s cross compilers (@CROSS_MIN@ min; CI runs it when'
+	@echo '                   Debian'"'"'s cross compilers (~13 min; CI runs it when'
 	@echo '                   guest/cross-tested is not of the current inputs)'
 	@echo '  make check-style   checkpatch --strict on the patches, kernel-doc on touched files'
 	@echo '  make series-tree   $(B)/series-tree/linux: a git tree with the series as commits'
@@ -122,10 +122,10 @@ help:
 	@echo '                   packs split no 1 GiB page (part of make test)'
 	@echo '  make test-heal-base  direct_map_heal on the unpatched kernel, for its numbers'
 	@echo '  make test-debug  the guest suite and test_progs on a KASAN, lockdep, DEBUG_VM,'
-	@echo '                   kmemleak kernel, on 2 NUMA nodes (@DEBUG_MIN@ min with its build; CI'
+	@echo '                   kmemleak kernel, on 2 NUMA nodes (~32 min with its build; CI'
 	@echo '                   runs it when guest/debug-tested is not of the current inputs)'
 	@echo '  make test-debian the guest suite on the series built with Debian'"'"'s'
-	@echo '                   configuration, on a 4-node AMD guest (@DEBIAN_MIN@ min with its build;'
+	@echo '                   configuration, on a 4-node AMD guest (~25 min with its build;'
 	@echo '                   CI does not rerun it: make check-debian-record fails when'
 	@echo '                   guest/debian-tested is not of the current inputs)'
 	@echo '  make bench       base, patched and the Debian binary kernel side by side: churn, scale to'
@@ -601,9 +601,8 @@ test-debug-if-changed:
 # test asserts what the churn demo would show (no split, DirectMap4k and
 # ptdump's 4K entries no higher).  Debian does not force the JIT on
 # (BPF_JIT_ALWAYS_ON), so bpf_jit then expects a JIT it can turn off.  A
-# 12-minute build and an 11-minute run: recorded in guest/debian-tested, and
-# CI (test-debian-if-changed) runs it again when the series, the config or
-# a test changes.
+# 14-minute build and an 11-minute run: recorded in guest/debian-tested,
+# which CI checks (check-debian-record) but does not rerun.
 DEBIAN_BOOT := CPU=EPYC NUMA=4 GUEST_TIMEOUT=$(DEBIAN_TIMEOUT)
 DEBIAN_INPUTS := $(GUEST_SUITE_INPUTS) $(DEBIAN_CONFIG) guest/churn-table.sh distro-image \
 	rule:test-debian rule:$(B)/debian/linux/.config 'DEBIAN_BOOT=$(DEBIAN_BOOT)' \
