@@ -72,9 +72,9 @@ run_if_changed = $(MAKE) -s $(B)/source-version && \
 stamp = SRC_TAR=$(SRC_TAR) STAMP_RERUN='make $(2)' STAMP_T0=$(T0) \
 	STAMP_OVERRIDES='$(stamp_overrides)' guest/stamp.sh $(1)
 # Set in the environment or on the command line, these change what a
-# recorded suite runs (guest/run-qemu.sh reads the first eight): its record
+# recorded suite runs (guest/run-qemu.sh reads the first ten): its record
 # is not written then.
-STAMP_ENV_VARS := KVM CPU MEM NUMA TCG_THREAD CLOCK SEED DISK RUNNER_ARGS
+STAMP_ENV_VARS := KVM CPU MEM NUMA TCG_THREAD CLOCK SEED DISK DIMMS MAXMEM RUNNER_ARGS
 STAMP_MAKE_VARS := THUNK_BOOT UPSTREAM_DENY UPSTREAM_TESTS DEBIAN_BOOT CHURN PATCHES SUITE_SRCS \
 	DEBIAN_CONFIG fragments
 stamp_overrides = $(strip \
@@ -82,7 +82,7 @@ stamp_overrides = $(strip \
 	$(foreach v,$(STAMP_MAKE_VARS) $(filter %_INPUTS,$(.VARIABLES)),\
 		$(if $(filter command override,$(firstword $(origin $(v)))),$(v)=$($(v)))))
 
-.PHONY: all deps deps-cross kernel check-series check-cross check-cross-if-changed check-style series-tree selftests demo demo-fragmented test test-host test-pack test-guest test-nohuge test-tramp test-gbpages test-heal-base test-upstream test-hibernate test-numa test-harness \
+.PHONY: all deps deps-cross kernel check-series check-cross check-cross-if-changed check-style series-tree selftests demo demo-fragmented test test-host test-pack test-guest test-nohuge test-tramp test-gbpages test-hotplug measure-collapse test-heal-base test-upstream test-hibernate test-numa test-harness \
 	test-debug test-debug-if-changed test-debian test-debian-if-changed check-debian-record check-cross-record initramfs bench help clean FORCE
 all: demo
 
@@ -121,6 +121,9 @@ help:
 	@echo '  make test-numa   the guest suite on 2- and 4-node NUMA guests (~15 min)'
 	@echo '  make test-gbpages  a 4 GiB guest with 1 GiB direct-map pages and a 16 MiB exec pool:'
 	@echo '                   packs split no 1 GiB page (part of make test)'
+	@echo '  make test-hotplug  two DIMMs hot-added at 1 TiB, above a hole: the collapse keeps'
+	@echo '                   their 2M entries, a DIMM ejects cleanly (part of make test)'
+	@echo '  make measure-collapse  how long a vfree()'"'"'s collapse takes on a 64 GiB guest'
 	@echo '  make test-heal-base  direct_map_heal on the unpatched kernel, for its numbers'
 	@echo '  make test-debug  the guest suite and test_progs on a KASAN, lockdep, DEBUG_VM,'
 	@echo '                   kmemleak kernel, on 2 NUMA nodes (~32 min with its build; CI'
@@ -500,6 +503,35 @@ test-gbpages: $(B)/patched/initramfs.cpio
 		$(call runner_cmd,gbpages churn kernel_log/log,expect-patched))
 	$(Q)guest/check-log.sh $(B)/logs/guest-gbpages.log runner $(call expect,guest-gbpages)
 
+# Memory that was hot-added, above a hole (memory_hotplug): two 512 MiB
+# pc-dimms at 1 TiB, one aligned 1 GiB, that the guest adds through ACPI and
+# onlines movable; from 2 GiB to 1 TiB nothing is mapped, so one PGD entry
+# of the direct map is empty.  The heal tests run there too, then a DIMM is
+# ejected.  Twice: with 1 GiB direct-map pages (-cpu max), and without
+# (nogbpages).
+HOTPLUG_BOOT := CPU=max,phys-bits=46 DIMMS="0x10000000000:512M 0x10020000000:512M" MAXMEM=1100G
+hotplug_cmd = memhp_default_state=online_movable \
+	$(call runner_cmd,churn direct_map_heal memory_hotplug kernel_log/log,expect-patched)
+test-hotplug: $(B)/patched/initramfs.cpio
+	$(call stage,hot-added memory above a hole: two 512 MiB DIMMs at 1 TiB)
+	$(Q)$(HOTPLUG_BOOT) $(call guest_run,patched,guest-hotplug,$(hotplug_cmd))
+	$(Q)guest/check-log.sh $(B)/logs/guest-hotplug.log runner $(call expect,guest-hotplug)
+	$(call stage,the same without 1 GiB direct-map pages (nogbpages))
+	$(Q)$(HOTPLUG_BOOT) $(call guest_run,patched,guest-hotplug-nogb,nogbpages $(hotplug_cmd))
+	$(Q)guest/check-log.sh $(B)/logs/guest-hotplug-nogb.log runner $(call expect,guest-hotplug)
+
+# The collapse's cost on a large guest (memory_hotplug/span_cost): 64 GiB
+# without 1G direct-map pages (nogbpages), where a walk of the span between
+# two pages would read every PMD entry between them.  A time, noted, not
+# asserted: not part of make test.
+LARGE_MEM := 64G
+measure-collapse: $(B)/patched/initramfs.cpio
+	$(call stage,the collapse's cost: $(LARGE_MEM) guest$(,) nogbpages)
+	$(Q)MEM=$(LARGE_MEM) $(call guest_run,patched,collapse-cost,nogbpages \
+		$(call runner_cmd,memory_hotplug,expect-patched))
+	$(Q)guest/check-log.sh $(B)/logs/collapse-cost.log runner
+	$(Q)grep -h 'memory_hotplug/span_cost' $(B)/logs/collapse-cost.log
+
 # direct_map_heal on the unpatched kernel, verbose, for its numbers: nothing
 # heals there, and the test only notes what the same workloads leave split.
 test-heal-base: $(B)/base/initramfs.cpio
@@ -574,6 +606,7 @@ DEBUG_INPUTS := $(GUEST_SUITE_INPUTS) guest/config.fragment guest/debug.fragment
 	guest/upstream-compare.sh guest/summary.sh selftests/upstream/Makefile selftests/upstream/tests \
 	rule:test-debug rule:$(B)/%/linux/.config 'fragments_debug=$(call fragments,debug)' \
 	'runner_cmd=$(call runner_cmd,,expect-patched)' 'expect=$(call expect,guest-debug)' \
+	'HOTPLUG_BOOT=$(HOTPLUG_BOOT)' \
 	'THUNK_BOOT=$(THUNK_BOOT)' 'UPSTREAM_DENY=$(UPSTREAM_DENY)' 'upstream_cmd=$(upstream_cmd)'
 
 test-debug: $(B)/debug/initramfs-upstream.cpio
@@ -581,15 +614,20 @@ test-debug: $(B)/debug/initramfs-upstream.cpio
 	$(call stage,guest suite on the debug kernel (guest/debug.fragment)$(,) 2 nodes)
 	$(Q)NUMA=2 GUEST_TIMEOUT=$(DEBUG_TIMEOUT) $(call guest_run,debug,guest-debug,$(call runner_cmd,,expect-patched))
 	$(Q)guest/check-log.sh $(B)/logs/guest-debug.log runner $(call expect,guest-debug)
+	$(call stage,hot-added memory above a hole on the debug kernel (make test-hotplug's machine))
+	$(Q)$(HOTPLUG_BOOT) GUEST_TIMEOUT=$(DEBUG_TIMEOUT) $(call guest_run,debug,hotplug-debug,memhp_default_state=online_movable \
+		$(call runner_cmd,direct_map_heal memory_hotplug kernel_log/log,expect-patched))
+	$(Q)guest/check-log.sh $(B)/logs/hotplug-debug.log runner $(call expect,hotplug-debug)
 	$(call stage,upstream test_progs on the debug kernel)
 	$(Q)$(THUNK_BOOT) GUEST_TIMEOUT=$(DEBUG_UPSTREAM_TIMEOUT) guest/run-qemu.sh $(B)/debug/bzImage \
 		$< $(B)/logs/upstream-debug-run.log spectre_v2=retpoline $(upstream_cmd)
 	$(Q)guest/upstream-compare.sh --one $(B)/logs/upstream-debug-run.log $(UPSTREAM_TESTS) | \
 		tee $(B)/logs/upstream-debug.log
-	$(Q)guest/summary.sh $(B)/logs/guest-debug.log $(B)/logs/upstream-debug.log | \
+	$(Q)guest/summary.sh $(B)/logs/guest-debug.log $(B)/logs/hotplug-debug.log $(B)/logs/upstream-debug.log | \
 		tee $(B)/logs/debug-summary.log
 	$(Q)$(if $(RUNNER_ARGS),:,{ cat $(B)/logs/guest-debug.log; grep '^launcher:' $(B)/logs/upstream-debug-run.log; \
-		cat $(B)/logs/upstream-debug.log $(B)/logs/debug-summary.log; } > $(B)/logs/debug-all.log && \
+		cat $(B)/logs/hotplug-debug.log $(B)/logs/upstream-debug.log $(B)/logs/debug-summary.log; } \
+		> $(B)/logs/debug-all.log && \
 		$(call stamp,write,$@) guest/debug-tested $(B)/logs/debug-all.log $(DEBUG_INPUTS))
 
 test-debug-if-changed:
@@ -637,10 +675,11 @@ check-cross-record: | deps-cross
 	$(Q)$(call check_record,guest/cross-tested,$(CROSS_INPUTS),check-cross)
 
 test: test-host test-pack test-guest test-nohuge test-tramp test-gbpages \
-	test-upstream test-hibernate test-harness
+	test-hotplug test-upstream test-hibernate test-harness
 	$(call stage,results)
 	$(Q)guest/summary.sh $(B)/logs/host.log $(B)/logs/pack.log $(B)/logs/guest-patched.log \
 		$(B)/logs/guest-nohuge.log $(B)/logs/tramp-patched.log $(B)/logs/guest-gbpages.log \
+		$(B)/logs/guest-hotplug.log $(B)/logs/guest-hotplug-nogb.log \
 		$(B)/logs/upstream.log \
 		$(B)/logs/hibernate-patched.log $(B)/logs/harness.log
 

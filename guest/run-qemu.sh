@@ -22,6 +22,11 @@
 #
 # DISK: a raw disk image, attached as a virtio disk (/dev/vda in the
 # guest): make test-hibernate's swap.
+# DIMMS="ADDR:SIZE ...": pc-dimms at those guest-physical addresses, there
+# from the start but not in the firmware's memory map: the guest adds them
+# through ACPI memory hotplug and can eject them (make test-hotplug).  MAXMEM
+# (required with DIMMS) sizes QEMU's hotplug area, which starts at 4 GiB, or
+# at 1 TiB once it reaches beyond 1 TiB (then CPU needs phys-bits above 40).
 # NUMA=N: N NUMA nodes (QEMU's ACPI SRAT), MEM split equally between them
 # (QEMU 7.2 wants a memory backend per node), vCPU i on node i; nodes
 # beyond the vCPUs have memory only.
@@ -31,6 +36,7 @@
 # every A/B run must boot the same machine.  MEM=4G is for make
 # test-gbpages alone, which wants those 1 GiB pages.
 MEM=${MEM:-2G}
+MEM_ARG=$MEM
 # The console prints at the kernel's default level (7: up to KERN_INFO, where
 # kmemleak reports), and the log ring (128 KiB in these configs) is 16 MiB, so
 # that what /dev/kmsg readers see since boot is never overwritten.
@@ -49,7 +55,7 @@ qemu() {
 	accel=$1 limit=$2 out=$3
 	shift 3
 	timeout --foreground -k 5 "$limit" qemu-system-x86_64 \
-		-machine q35 -accel "$accel" $CLOCK_ARGS -cpu "$CPU" -smp "$SMP$SMP_TOPO" -m "$MEM" \
+		-machine q35 -accel "$accel" $CLOCK_ARGS -cpu "$CPU" -smp "$SMP$SMP_TOPO" -m "$MEM_ARG" \
 		-nodefaults -display none -serial stdio -no-reboot \
 		-kernel "$kernel" -initrd "$initrd" "${extra[@]}" \
 		-append "console=ttyS0 panic=-1 ${LOG_BUF_LEN:+log_buf_len=$LOG_BUF_LEN} $*" \
@@ -88,6 +94,23 @@ extra=()
 SMP_TOPO=
 [ "$nodes" -gt 1 ] && SMP_TOPO=",sockets=$SMP,cores=1,threads=1"
 [ -n "$DISK" ] && extra+=(-drive "file=$DISK,format=raw,if=virtio")
+# A guest larger than the host's memory (make measure-collapse boots 64 GiB
+# on 24): Linux refuses to commit that much at once, so its RAM is mapped
+# without a reservation (reserve=off); QEMU touches only what the guest uses.
+if [ "$nodes" = 1 ] && [ "${MEM%G}" != "$MEM" ] && [ "${MEM%G}" -ge 16 ]; then
+	extra+=(-object "memory-backend-ram,id=ram0,size=$MEM,reserve=off" -machine memory-backend=ram0)
+fi
+if [ -n "$DIMMS" ]; then
+	[ -n "$MAXMEM" ] || { echo "run-qemu.sh: DIMMS needs MAXMEM" >&2; exit 2; }
+	set -f
+	dimms=($DIMMS)
+	set +f
+	MEM_ARG="$MEM,slots=${#dimms[@]},maxmem=$MAXMEM"
+	for ((n = 0; n < ${#dimms[@]}; n++)); do
+		extra+=(-object "memory-backend-ram,id=dimm$n,size=${dimms[n]#*:}"
+			-device "pc-dimm,id=dimm$n,memdev=dimm$n,addr=${dimms[n]%%:*}")
+	done
+fi
 if [ "$nodes" -gt 1 ]; then
 	node_mb=$((${MEM%G} * 1024 / nodes))
 	for ((n = 0; n < nodes; n++)); do
@@ -108,5 +131,5 @@ if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 elif [ "$rc" != 0 ]; then
 	echo "launcher: qemu exited $rc" >>"$log"
 fi
-echo "launcher: $mode guest, $MEM, $SMP vCPUs${NUMA:+, $nodes nodes}${DISK:+, disk $DISK}, ${elapsed} s${CLOCK_ARGS:+ ($CLOCK_ARGS)}" >>"$log"
+echo "launcher: $mode guest, $MEM, $SMP vCPUs${NUMA:+, $nodes nodes}${DIMMS:+, DIMMs $DIMMS}${DISK:+, disk $DISK}, ${elapsed} s${CLOCK_ARGS:+ ($CLOCK_ARGS)}" >>"$log"
 echo "  QEMU    $(basename "$log"): $mode, ${elapsed} s"

@@ -19,18 +19,35 @@
  *   race N     two threads, N rounds each, set_memory_ro()/set_memory_rw()
  *              on two pages of one 2 MiB block, each checking after its
  *              set_memory_ro() that its page is read-only
+ *   walk N     a thread makes a page of a 2 MiB block read-only and read-write
+ *              again, N rounds (a split and a collapse each), while this one
+ *              walks to the block's PTE table under rcu_read_lock(), waits
+ *              20 us there and reads it: how many walks found a table, how
+ *              many found it freed meanwhile
+ *   touch M    a movable page in the 1 GiB from M MiB of physical memory
+ *              (hot-added memory, onlined movable) made read-only, then
+ *              read-write: the level of its direct map before, read-only
+ *              and after, and of the first page of its 1 GiB
+ *   span M     a two-page area, VM_FLUSH_RESET_PERMS, of the first page of
+ *              a 2 MiB block of boot memory and a movable page in the 1 GiB from M MiB, made
+ *              read-only and freed: the levels of their direct map after,
+ *              how long vfree() took (its reset and collapse)
+ *   mapped M   the level of the direct map at M MiB, and whether present
  *
  * Levels are lookup_address()'s: 1 = 4K, 2 = 2M, 3 = 1G.  The set_memory_*
  * functions and find_vm_area() are not exported; the test passes their
  * addresses from /proc/kallsyms.
  */
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/kthread.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/sched/clock.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
+#include <linux/io.h>
 #include <asm/pgtable.h>
 
 typedef int (set_memory_t)(unsigned long addr, int numpages);
@@ -168,6 +185,36 @@ static void block_free(unsigned long block)
 	free_pages(block, BLOCK_ORDER);
 }
 
+/*
+ * A block whose direct map is one large entry: not a block set_memory_4k()
+ * marked (keep4k's stays split for good) or split by someone else.
+ */
+static unsigned long block_alloc_large(void)
+{
+	unsigned long tried[8], block = 0;
+	unsigned int n = 0;
+
+	while (n < ARRAY_SIZE(tried)) {
+		block = block_alloc();
+		if (!block || level_of(block, NULL) > 1)
+			break;
+		tried[n++] = block;
+		block = 0;
+	}
+	while (n)
+		block_free(tried[--n]);
+	return block;
+}
+
+/* Frees a block split_page() split, from its page @first on */
+static void block_free_split(unsigned long block, unsigned int first)
+{
+	unsigned int i;
+
+	for (i = first; block && i < 1U << BLOCK_ORDER; i++)
+		free_page(block + i * PAGE_SIZE);
+}
+
 static int cmd_keep4k(void)
 {
 	unsigned long block, p;
@@ -259,6 +306,173 @@ static int cmd_race(unsigned int rounds)
 	return err ?: r[0].err ?: r[1].err;
 }
 
+/* A page in the 1 GiB from @mib MiB, allocated as user pages are, or NULL */
+static struct page *page_in(unsigned int mib)
+{
+	phys_addr_t floor = (phys_addr_t)mib << 20;
+	struct page *page, *tmp, *found = NULL;
+	unsigned int tries;
+	LIST_HEAD(misses);
+
+	for (tries = 0; tries < 65536 && !found; tries++) {
+		page = alloc_page(GFP_HIGHUSER_MOVABLE | __GFP_NOWARN | __GFP_NORETRY);
+		if (!page)
+			break;
+		if (page_to_phys(page) >= floor &&
+		    page_to_phys(page) < floor + PUD_SIZE)
+			found = page;
+		else
+			list_add(&page->lru, &misses);
+	}
+	list_for_each_entry_safe(page, tmp, &misses, lru) {
+		list_del(&page->lru);
+		__free_page(page);
+	}
+	return found;
+}
+
+static int cmd_touch(unsigned int mib)
+{
+	struct page *page = page_in(mib);
+	unsigned long addr;
+	phys_addr_t phys;
+	int err;
+
+	if (!page)
+		return -ENOMEM;
+	addr = (unsigned long)page_address(page);
+	phys = page_to_phys(page);
+	report("phys_mib %llu\nbefore %d\n", (u64)phys >> 20, level_of(addr, NULL));
+	err = mem_ro(addr, 1);
+	report("ro %d\n", level_of(addr, NULL));
+	err = err ?: mem_rw(addr, 1);
+	report("after %d\ngb_first %d\n", level_of(addr, NULL),
+	       level_of((unsigned long)__va(phys & PUD_MASK), NULL));
+	__free_page(page);
+	return err;
+}
+
+static int cmd_span(unsigned int mib)
+{
+	unsigned long block, low, high;
+	struct page **pages = NULL;
+	u64 t0;
+	void *p;
+	int err;
+
+	/* the low page: the first of a 2 MiB block no one else changes */
+	block = block_alloc_large();
+	pages = kvcalloc(2, sizeof(*pages), GFP_KERNEL);
+	if (block)
+		split_page(virt_to_page(block), BLOCK_ORDER);
+	if (pages && block) {
+		pages[0] = virt_to_page(block);
+		pages[1] = page_in(mib);
+	}
+	p = pages && pages[1] ? vmap(pages, 2, VM_MAP | VM_MAP_PUT_PAGES |
+				     VM_FLUSH_RESET_PERMS, PAGE_KERNEL) : NULL;
+	if (!p) {
+		if (pages && pages[1])
+			__free_page(pages[1]);
+		kvfree(pages);
+		block_free_split(block, 0);
+		return -ENOMEM;
+	}
+	low = block;
+	high = (unsigned long)page_address(pages[1]);
+	report("low_mib %llu\nhigh_mib %llu\n", (u64)__pa(low) >> 20, (u64)__pa(high) >> 20);
+	err = mem_ro((unsigned long)p, 2);
+	report("low_ro %d\nhigh_ro %d\n", level_of(low, NULL), level_of(high, NULL));
+	/* frees the pages and the array: VM_MAP_PUT_PAGES; resets, collapses */
+	t0 = local_clock();
+	vfree(p);
+	report("vfree_ns %llu\n", local_clock() - t0);
+	report("low_after %d\nhigh_after %d\n", level_of(low, NULL), level_of(high, NULL));
+	block_free_split(block, 1);
+	return err;
+}
+
+static int cmd_mapped(unsigned int mib)
+{
+	unsigned long addr = (unsigned long)__va((phys_addr_t)mib << 20);
+	unsigned int level = 0;
+	unsigned long flags;
+	bool present;
+	pte_t *pte;
+
+	local_irq_save(flags);
+	pte = lookup_address(addr, &level);
+	present = pte && pte_present(*pte);
+	local_irq_restore(flags);
+	report("level %d\npresent %d\n", pte ? level : 0, present);
+	return 0;
+}
+
+struct walk_writer {
+	unsigned long page;
+	unsigned int rounds;
+	int err;
+	bool done;
+	struct completion exited;
+};
+
+static int walk_writer_fn(void *data)
+{
+	struct walk_writer *w = data;
+	unsigned int i;
+
+	for (i = 0; i < w->rounds && !w->err; i++) {
+		w->err = mem_ro(w->page, 1) ?: mem_rw(w->page, 1);
+		cond_resched();
+	}
+	WRITE_ONCE(w->done, true);
+	complete(&w->exited);
+	return 0;
+}
+
+/*
+ * A lockless walker with interrupts on, as kernel_page_present() and a
+ * CPA's cache flush walk: under rcu_read_lock(), the PTE table it found
+ * must not be freed before it is done, however long it takes.
+ */
+static int cmd_walk(unsigned int rounds)
+{
+	struct walk_writer w = { .rounds = rounds };
+	unsigned long block, walks = 0, freed = 0;
+	struct task_struct *t;
+	unsigned int level;
+	pte_t *ptep, pte;
+
+	block = block_alloc();
+	if (!block)
+		return -ENOMEM;
+	w.page = block + 9 * PAGE_SIZE;
+	init_completion(&w.exited);
+	t = kthread_run(walk_writer_fn, &w, "dmap_heal/walk");
+	if (IS_ERR(t)) {
+		block_free(block);
+		return PTR_ERR(t);
+	}
+	while (!READ_ONCE(w.done)) {
+		rcu_read_lock();
+		ptep = lookup_address(w.page, &level);
+		if (ptep && level == PG_LEVEL_4K) {
+			walks++;
+			udelay(20);
+			if (!page_ref_count(virt_to_page(ptep)))
+				freed++;
+			pte = READ_ONCE(*ptep);
+			(void)pte;
+		}
+		rcu_read_unlock();
+		cond_resched();
+	}
+	wait_for_completion(&w.exited);
+	report("walks %lu\nfreed %lu\nwalk_err %d\n", walks, freed, w.err);
+	block_free(block);
+	return w.err;
+}
+
 static ssize_t heal_write(struct file *f, const char __user *ubuf, size_t len, loff_t *off)
 {
 	char buf[32], cmd[16];
@@ -285,6 +499,14 @@ static ssize_t heal_write(struct file *f, const char __user *ubuf, size_t len, l
 		err = cmd_keep4k();
 	else if (!strcmp(cmd, "race") && n)
 		err = cmd_race(n);
+	else if (!strcmp(cmd, "touch"))
+		err = cmd_touch(n);
+	else if (!strcmp(cmd, "walk") && n)
+		err = cmd_walk(n);
+	else if (!strcmp(cmd, "span"))
+		err = cmd_span(n);
+	else if (!strcmp(cmd, "mapped"))
+		err = cmd_mapped(n);
 	else
 		err = -EINVAL;
 	mutex_unlock(&lock);

@@ -15,8 +15,9 @@
  * -a expect-patched a kernel without it fails.
  * Ranges made 4K on purpose (set_memory_4k()) must stay 4K; a collapse
  * racing with set_memory_ro() on a neighbouring page must not lose it, nor
- * must one that runs while ptdump walks the tables; no mapping is ever
- * writable and executable.
+ * must one that runs while ptdump walks the tables; a table is never freed
+ * under a walker in rcu_read_lock(); no mapping is ever writable and
+ * executable.
  */
 #include <fcntl.h>
 #include <inttypes.h>
@@ -210,6 +211,25 @@ static void test_race(void)
 			  "the block mapped as large as before");
 }
 
+#define WALK_ROUNDS	500
+
+/*
+ * The walkers that hold no lock and keep interrupts on (kernel_page_present(),
+ * a CPA's cache flush) walk under rcu_read_lock(): a table a collapse replaced
+ * is freed only after a grace period, never under them.
+ */
+static void test_walker(void)
+{
+	int err = dmap_heal_cmd("walk %d", debug_kernel() ? WALK_ROUNDS / 4 : WALK_ROUNDS);
+
+	printf("walks that found a PTE table %lld, that found it freed meanwhile %lld\n",
+	       dmap_heal_result("walks"), dmap_heal_result("freed"));
+	if (!ASSERT_OK(err, "walk"))
+		return;
+	ASSERT_GT(dmap_heal_result("walks"), 0, "walks found the PTE table");
+	ASSERT_EQ(dmap_heal_result("freed"), 0, "no table freed under a walker");
+}
+
 static void test_keep_4k(void)
 {
 	struct mem_snapshot p;
@@ -247,6 +267,8 @@ void test_direct_map_heal(void)
 		test_modules();
 	if (test__start_subtest("race") && ASSERT_TRUE(up, "dmap_heal.ko loaded"))
 		test_race();
+	if (test__start_subtest("walker") && ASSERT_TRUE(up, "dmap_heal.ko loaded"))
+		test_walker();
 	/* last: the block it marks 4K stays split for good */
 	if (test__start_subtest("keep_4k") && ASSERT_TRUE(up, "dmap_heal.ko loaded"))
 		test_keep_4k();
