@@ -408,28 +408,6 @@ static int cmd_mapped(unsigned int mib)
 	return 0;
 }
 
-struct walk_writer {
-	unsigned long page;
-	unsigned int rounds;
-	int err;
-	bool done;
-	struct completion exited;
-};
-
-static int walk_writer_fn(void *data)
-{
-	struct walk_writer *w = data;
-	unsigned int i;
-
-	for (i = 0; i < w->rounds && !w->err; i++) {
-		w->err = mem_ro(w->page, 1) ?: mem_rw(w->page, 1);
-		cond_resched();
-	}
-	WRITE_ONCE(w->done, true);
-	complete(&w->exited);
-	return 0;
-}
-
 /*
  * A lockless walker with interrupts on, as kernel_page_present() and a
  * CPA's cache flush walk: under rcu_read_lock(), the PTE table it found
@@ -437,7 +415,7 @@ static int walk_writer_fn(void *data)
  */
 static int cmd_walk(unsigned int rounds)
 {
-	struct walk_writer w = { .rounds = rounds };
+	struct racer w = { .rounds = rounds };
 	unsigned long block, walks = 0, freed = 0;
 	struct task_struct *t;
 	unsigned int level;
@@ -446,14 +424,15 @@ static int cmd_walk(unsigned int rounds)
 	block = block_alloc();
 	if (!block)
 		return -ENOMEM;
+	/* the writer: race's, a split and a collapse a round */
 	w.page = block + 9 * PAGE_SIZE;
-	init_completion(&w.exited);
-	t = kthread_run(walk_writer_fn, &w, "dmap_heal/walk");
+	init_completion(&w.done);
+	t = kthread_run(race_fn, &w, "dmap_heal/walk");
 	if (IS_ERR(t)) {
 		block_free(block);
 		return PTR_ERR(t);
 	}
-	while (!READ_ONCE(w.done)) {
+	while (!completion_done(&w.done)) {
 		rcu_read_lock();
 		ptep = lookup_address(w.page, &level);
 		if (ptep && level == PG_LEVEL_4K) {
@@ -467,8 +446,7 @@ static int cmd_walk(unsigned int rounds)
 		rcu_read_unlock();
 		cond_resched();
 	}
-	wait_for_completion(&w.exited);
-	report("walks %lu\nfreed %lu\nwalk_err %d\n", walks, freed, w.err);
+	report("walks %lu\nfreed %lu\nwalk_err %d\nlost %u\n", walks, freed, w.err, w.lost);
 	block_free(block);
 	return w.err;
 }
