@@ -35,7 +35,8 @@ Q := $(if $(filter 1,$(V)),,@)
 
 DEB_PACKAGES := linux-source-6.1 build-essential flex bison bc libelf-dev libssl-dev \
 	dwarves python3 cpio xz-utils busybox-static qemu-system-x86 libbpf-dev \
-	zlib1g-dev libzstd-dev gnuplot-nox clang llvm bpftool git
+	zlib1g-dev libzstd-dev gnuplot-nox clang llvm bpftool git mmdebstrap e2fsprogs \
+	rsync kmod fakeroot dpkg-dev
 CROSS_PACKAGES := gcc-aarch64-linux-gnu gcc-s390x-linux-gnu gcc-riscv64-linux-gnu
 # apt-get needs root: as another user, make deps runs it through sudo, which
 # must not ask for a password (nobody types one in CI; -n fails instead).
@@ -83,7 +84,8 @@ stamp_overrides = $(strip \
 		$(if $(filter command override,$(firstword $(origin $(v)))),$(v)=$($(v)))))
 
 .PHONY: all deps deps-cross kernel check-series check-cross check-cross-if-changed check-style series-tree selftests demo demo-fragmented test test-host test-pack test-guest test-nohuge test-tramp test-gbpages test-hotplug measure-collapse test-heal-base test-upstream test-hibernate test-numa test-harness \
-	test-debug test-debug-if-changed test-debian test-debian-if-changed check-debian-record check-cross-record initramfs bench help clean FORCE
+	test-debug test-debug-if-changed test-debian test-debian-if-changed check-debian-record check-cross-record \
+	deb system-image system-modules test-system test-system-if-changed check-system-record initramfs bench help clean FORCE
 all: demo
 
 help:
@@ -95,7 +97,7 @@ help:
 	@echo '                   for the unpatched kernel), 1 GiB pages (make test-gbpages),'
 	@echo '                   upstream'"'"'s test_progs on patched (make test-upstream),'
 	@echo '                   hibernation cycles (make test-hibernate), and the harness checking'
-	@echo '                   itself (make test-harness) (~22 min from a clean clone)'
+	@echo '                   itself (make test-harness) (~21 min from a clean clone)'
 	@echo '  make demo-fragmented  load, free, fragment memory, load again, on both kernels:'
 	@echo '                   patched must reuse its packs (no fallback, no split; FRAG_CHURN),'
 	@echo '                   then, packs made anew as 4K fallbacks, end where the boot left it'
@@ -126,12 +128,22 @@ help:
 	@echo '  make measure-collapse  how long a vfree()'"'"'s collapse takes on a 64 GiB guest'
 	@echo '  make test-heal-base  direct_map_heal on the unpatched kernel, for its numbers'
 	@echo '  make test-debug  the guest suite and test_progs on a KASAN, lockdep, DEBUG_VM,'
-	@echo '                   kmemleak kernel, on 2 NUMA nodes (~32 min with its build; CI'
+	@echo '                   kmemleak kernel, on 2 NUMA nodes (~31 min with its build; CI'
 	@echo '                   runs it when guest/debug-tested is not of the current inputs)'
 	@echo '  make test-debian the guest suite on the series built with Debian'"'"'s'
 	@echo '                   configuration, on a 4-node AMD guest (~25 min with its build;'
 	@echo '                   CI does not rerun it: make check-debian-record fails when'
 	@echo '                   guest/debian-tested is not of the current inputs)'
+	@echo '  make deb         the series as Debian'"'"'s kernel package (bindeb-pkg, Debian'"'"'s'
+	@echo '                   configuration, the modules in guest/system/modules): $(B)/deb/*.deb'
+	@echo '                   (~20 min)'
+	@echo '  make system-image  a Debian 12 disk (mmdebstrap: systemd, libbpf-tools, bpftrace)'
+	@echo '                   with Debian'"'"'s kernel and ours installed by dpkg (~3 min)'
+	@echo '  make test-system the real system booted on each kernel: systemd'"'"'s BPF, BPF LSM,'
+	@echo '                   libbpf-tools, bpftrace, module churn; the direct map on both (~10 min;'
+	@echo '                   CI does not rerun it: make check-system-record fails when'
+	@echo '                   guest/system-tested is stale; docs/system.md)'
+	@echo '  make system-modules  guest/system/modules from what Debian'"'"'s kernel loads there'
 	@echo '  make bench       base, patched and the Debian binary kernel side by side: churn, scale to'
 	@echo '                   100k programs, random churn, trampoline attach/detach, timed in'
 	@echo '                   guest instructions (icount);'
@@ -195,9 +207,9 @@ $(B)/series-check/.source: $(B)/source-version
 	$(call unpack,series-check)
 	$(Q)cp $< $@
 
-# patched, and the same series under debug options (guest/debug.fragment) and
-# under Debian's configuration (make test-debian)
-$(B)/patched/.source $(B)/debug/.source $(B)/debian/.source: $(B)/%/.source: $(B)/source-version patches/series $(PATCHES)
+# patched, and the same series under debug options (guest/debug.fragment),
+# under Debian's configuration (make test-debian) and as a package (make deb)
+$(B)/patched/.source $(B)/debug/.source $(B)/debian/.source $(B)/deb/.source: $(B)/%/.source: $(B)/source-version patches/series $(PATCHES)
 	$(call unpack,$*)
 	$(Q)guest/apply-series.sh patches $(B)/$*/linux
 	$(Q)cp $< $@
@@ -246,6 +258,121 @@ $(B)/%/bzImage: $(B)/%/linux/.config
 	$(call stage,$@ ready ($$(cat $(B)/source-version)))
 
 kernel: $(B)/patched/bzImage $(B)/base/bzImage
+
+# --- the kernel package and the real Debian system ------------------------
+# make deb: the series as Debian's kernel package, built with the kernel's
+# own bindeb-pkg on Debian's configuration, modules cut to those a Debian 12
+# system loads (guest/system/modules; guest/deb.fragment says why), named
+# beside Debian's: linux-image-6.1.0-N-hugepack-amd64, version
+# <linux-source-6.1's>+hugepack1.  The .debs land in $(B)/deb/.  (KVM, the
+# guest runs' accelerator, would name arch/x86/kvm's source directory.)
+DEB_CONFIG := guest/deb.fragment guest/system/modules guest/hardening guest/check-config.sh \
+	guest/distro-kernel.sh
+$(B)/deb/linux/.config: $(B)/deb/.source $(DEB_CONFIG)
+	$(call stage,configure deb: Debian's configuration + localmodconfig (guest/system/modules) + guest/deb.fragment)
+	$(Q)r=$$(guest/distro-kernel.sh $(B)/distro) && cp $(B)/distro/boot/config-$$r $(B)/deb/config && \
+		echo "$${r%-amd64}-hugepack-amd64" > $(B)/deb/release && \
+		echo "$$(dpkg-query -W -f='$${Version}' linux-source-6.1)+hugepack1" > $(B)/deb/version && \
+		echo "  CONFIG  config-$$r of Debian's linux-image-$$r" | tee $(B)/logs/config-deb.log
+	$(Q)cp $(B)/deb/config $@
+	$(Q)$(MAKE) -s -C $(B)/deb/linux ARCH=x86_64 olddefconfig >> $(B)/logs/config-deb.log 2>&1
+	$(Q)grep -v '^#' guest/system/modules > $(B)/deb/lsmod
+	$(Q){ yes '' || true; } | $(MAKE) -s -C $(B)/deb/linux ARCH=x86_64 LSMOD=$(CURDIR)/$(B)/deb/lsmod \
+		localmodconfig >> $(B)/logs/config-deb.log 2>&1
+	$(Q)cd $(B)/deb/linux && scripts/kconfig/merge_config.sh -m .config \
+		$(CURDIR)/guest/deb.fragment >> $(CURDIR)/$(B)/logs/config-deb.log 2>&1
+	$(Q)$(MAKE) -s -C $(B)/deb/linux ARCH=x86_64 olddefconfig >> $(B)/logs/config-deb.log 2>&1
+	$(Q)guest/check-config.sh guest/deb.fragment $@
+	$(Q)guest/check-config.sh --hardening guest/hardening $(B)/deb/config $@ | tee -a $(B)/logs/config-deb.log
+	$(Q)echo "  CONFIG  $$(grep -c '=y$$' $@) options built in, $$(grep -c '=m$$' $@) modules" | \
+		tee -a $(B)/logs/config-deb.log
+
+$(B)/deb/debs: $(B)/deb/linux/.config
+	$(call stage,build the package $$(cat $(B)/deb/release) $$(cat $(B)/deb/version) (make bindeb-pkg; log: $(B)/logs/build-deb.log))
+	$(Q)rm -f $(B)/deb/*.deb $(B)/deb/*.buildinfo $(B)/deb/*.changes && : > $(B)/logs/build-deb.log
+	$(Q)env -u KVM $(call kmake,deb,-j$(JOBS) bindeb-pkg KERNELRELEASE=$$(cat $(B)/deb/release) \
+		KDEB_PKGVERSION=$$(cat $(B)/deb/version) KDEB_COMPRESS=gzip) || \
+		{ tail -n 30 $(B)/logs/build-deb.log; echo "package build failed: $(B)/logs/build-deb.log"; exit 1; }
+	$(Q)ls $(B)/deb/*.deb > $@
+	$(Q)for d in $$(cat $@); do echo "  DEB     $$d ($$(du -h $$d | cut -f1))"; done
+
+deb: $(B)/deb/debs
+
+# make system-image: a Debian 12 disk made by mmdebstrap (guest/system/packages
+# and Debian's linux-image-6.1.0-N-amd64 of the same source version) with our
+# linux-image package installed by dpkg -i beside Debian's, and the test's
+# payload as a systemd unit (guest/system/image.sh).  The mmdebstrap tree is
+# kept until the package list changes.
+$(B)/system/base.done: guest/system/packages guest/system/image.sh guest/distro-kernel.sh | deps $(B)/logs
+	$(call stage,Debian 12 system: mmdebstrap (log: $(B)/logs/system-base.log))
+	$(Q)guest/system/image.sh base $(B)/system/base $$(guest/distro-kernel.sh $(B)/distro) \
+		> $(B)/logs/system-base.log 2>&1 || { tail -n 20 $(B)/logs/system-base.log; exit 1; }
+	$(Q)chroot $(B)/system/base dpkg-query -W > $@
+
+# The BPF LSM test's program (guest/system/lsm), built against our kernel's BTF.
+$(B)/system/lsm/vmlinux.h: $(B)/deb/debs
+	$(Q)mkdir -p $(@D) && bpftool btf dump file $(B)/deb/linux/vmlinux format c > $@
+$(B)/system/lsm/lsm_deny.skel.h: guest/system/lsm/lsm_deny.bpf.c $(B)/system/lsm/vmlinux.h
+	$(Q)clang -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -I$(@D) -c $< -o $(@D)/lsm_deny.bpf.o
+	$(Q)bpftool gen skeleton $(@D)/lsm_deny.bpf.o name lsm_deny > $@
+$(B)/system/lsm_deny: guest/system/lsm/lsm_deny.c $(B)/system/lsm/lsm_deny.skel.h
+	$(Q)gcc -O2 -Wall -Wextra -Werror -I$(B)/system/lsm -o $@ $< -static -lbpf -lelf -lz -lzstd
+
+$(B)/system/disk/disk.img: $(B)/system/base.done $(B)/deb/debs $(B)/system/lsm_deny guest/system/image.sh guest/system/payload/*
+	$(call stage,Debian 12 system: our package installed$(,) the disk made)
+	$(Q)guest/system/image.sh disk $(B)/system/base $(B)/system/disk --bin $(B)/system/lsm_deny \
+		$(B)/deb/linux-image-$$(cat $(B)/deb/release)_*.deb > $(B)/logs/system-disk.log 2>&1 || \
+		{ tail -n 20 $(B)/logs/system-disk.log; exit 1; }
+	$(Q)grep -E '^  MKFS|^Setting up linux-image|update-initramfs' $(B)/logs/system-disk.log | sed 's/^ */  /'
+
+system-image: $(B)/system/disk/disk.img
+
+# The modules Debian's kernel loads on that system, for make deb (the list
+# keeps its comment and its churn modules).
+system-modules: $(B)/system/disk/disk.img
+	$(Q)guest/system/boot.sh $(B)/system/disk $$(guest/distro-kernel.sh $(B)/distro) \
+		$(B)/logs/system-modules.log hugepack.mode=modules > /dev/null
+	$(Q){ sed '/^[^#]/,$$d' guest/system/modules; \
+		sed -n '/^=== MODULES START/,/^=== MODULES END/p' $(B)/logs/system-modules.log | \
+		tr -d '\r' | grep -v '^===' | grep -v '^\['; \
+		sed -n '/^# --- /,$$p' guest/system/modules; } > $(B)/system-modules.new
+	$(Q)mv $(B)/system-modules.new guest/system/modules && git diff --stat -- guest/system/modules
+
+# make test-system: the real system booted from that disk with Debian's kernel,
+# then with ours, the payload (guest/system/payload/run) run by systemd on
+# each: systemd's own BPF, libbpf-tools, bpftrace, module churn, the direct
+# map read after each.  guest/system/table.sh makes the table of both.  A
+# ~20-minute build and two ~8-minute boots: recorded in guest/system-tested,
+# which CI checks (check-system-record) but does not rerun.
+SYSTEM_TIMEOUT ?= 1500
+SYSTEM_INPUTS := patches/series $(PATCHES) guest/apply-series.sh $(DEB_CONFIG) guest/system/packages \
+	guest/system/image.sh guest/system/boot.sh guest/system/table.sh $(wildcard guest/system/payload/*) \
+	$(wildcard guest/system/lsm/*) \
+	guest/run-qemu.sh guest/check-log.sh guest/log-patterns guest/log-allowed guest/summary.sh \
+	guest/system/expect distro-image rule:test-system \
+	rule:$(B)/deb/linux/.config rule:$(B)/deb/debs rule:$(B)/system/lsm_deny rule:$(B)/system/base.done \
+	rule:$(B)/system/disk/disk.img 'SYSTEM_TIMEOUT=$(SYSTEM_TIMEOUT)' \
+	pkg:mmdebstrap tool:qemu-system-x86_64 tool:clang pkg:libbpf-dev
+test-system: $(B)/system/disk/disk.img
+	$(Q)$(call stamp,begin,$@) guest/system-tested $(SYSTEM_INPUTS)
+	$(call stage,the real system on Debian's kernel)
+	$(Q)r=$$(guest/distro-kernel.sh $(B)/distro) && GUEST_TIMEOUT=$(SYSTEM_TIMEOUT) \
+		guest/system/boot.sh $(B)/system/disk $$r $(B)/logs/system-debian.log > /dev/null
+	$(Q)guest/check-log.sh $(B)/logs/system-debian.log runner guest/system/expect
+	$(call stage,the real system on ours ($$(cat $(B)/deb/release)))
+	$(Q)GUEST_TIMEOUT=$(SYSTEM_TIMEOUT) guest/system/boot.sh $(B)/system/disk $$(cat $(B)/deb/release) \
+		$(B)/logs/system-patched.log > /dev/null
+	$(Q)guest/check-log.sh $(B)/logs/system-patched.log runner guest/system/expect
+	$(Q)guest/system/table.sh $(B)/logs/system-debian.log $(B)/logs/system-patched.log | \
+		tee $(B)/logs/system-table.md
+	$(Q)guest/summary.sh $(B)/logs/system-debian.log $(B)/logs/system-patched.log | tee $(B)/logs/system-summary.log
+	$(Q){ sed 's/^/### /' $(B)/system/base.done | grep -E ' (systemd|libbpf-tools|bpftrace|bpftool|linux-image-[^ ]*)\s'; \
+		cat $(B)/logs/system-debian.log $(B)/logs/system-patched.log $(B)/logs/system-table.md \
+		$(B)/logs/system-summary.log; } > $(B)/logs/system-all.log && \
+		$(call stamp,write,$@) guest/system-tested $(B)/logs/system-all.log $(SYSTEM_INPUTS)
+
+test-system-if-changed:
+	$(Q)$(call run_if_changed,guest/system-tested,$(SYSTEM_INPUTS),test-system)
 
 # Bisectability: one tree, the series applied a patch at a time, a build after each.
 check-series:
@@ -669,6 +796,9 @@ check_record = $(MAKE) -s $(B)/source-version && { $(call stamp,check,$(3)) $(1)
 	{ echo "$(notdir $(1)): not current (above): run make $(3), one suite at a time on a quiet host, and commit $(1)"; exit 1; }; }
 check-debian-record:
 	$(Q)$(call check_record,guest/debian-tested,$(DEBIAN_INPUTS),test-debian)
+
+check-system-record:
+	$(Q)$(call check_record,guest/system-tested,$(SYSTEM_INPUTS),test-system)
 
 # The cross compilers are inputs of the record: they are installed to be compared.
 check-cross-record: | deps-cross
