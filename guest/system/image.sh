@@ -41,6 +41,7 @@ base() {
 	echo "  MMDEBSTRAP bookworm minbase: $pkgs"
 	# The sources are files, pasted into the image's apt configuration.
 	rm -rf "$out" "$out.tmp"
+	mkdir -p "$(dirname "$out")"
 	mmdebstrap --variant=minbase --format=directory --include="$pkgs" \
 		--customize-hook='chroot "$1" apt-get clean' \
 		bookworm "$out.tmp" $src
