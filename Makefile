@@ -336,7 +336,10 @@ system-modules: $(B)/system/disk/disk.img
 		sed -n '/^=== MODULES START/,/^=== MODULES END/p' $(B)/logs/system-modules.log | \
 		tr -d '\r' | grep -v '^===' | grep -v '^\['; \
 		sed -n '/^# --- /,$$p' guest/system/modules; } > $(B)/system-modules.new
-	$(Q)mv $(B)/system-modules.new guest/system/modules && git diff --stat -- guest/system/modules
+	$(Q)if cmp -s $(B)/system-modules.new guest/system/modules; then \
+		echo "guest/system/modules: the same $$(grep -vc '^#' guest/system/modules) modules"; \
+		rm $(B)/system-modules.new; \
+	else mv $(B)/system-modules.new guest/system/modules && git diff --stat -- guest/system/modules; fi
 
 # make test-system: the real system booted from that disk with Debian's kernel,
 # then with ours, the payload (guest/system/payload/run) run by systemd on
