@@ -85,7 +85,7 @@ stamp_overrides = $(strip \
 
 .PHONY: all deps deps-cross kernel check-series check-cross check-cross-if-changed check-style series-tree selftests demo demo-fragmented test test-host test-pack test-guest test-nohuge test-tramp test-gbpages test-hotplug measure-collapse test-heal-base test-upstream test-hibernate test-numa test-harness \
 	test-debug test-debug-if-changed test-debian test-debian-if-changed check-debian-record check-cross-record \
-	deb system-image system-modules test-system test-system-if-changed check-system-record initramfs bench help clean FORCE
+	deb system-image system-modules test-system check-system-record initramfs bench help clean FORCE
 all: demo
 
 help:
@@ -228,26 +228,36 @@ $(B)/%/linux/.config: $(B)/%/.source $$(call fragments,$$*) guest/check-config.s
 	$(Q)for f in $(call fragments,$*); do guest/check-config.sh $$f $@; done
 
 # Debian's configuration of this kernel (linux-image-6.1.0-N-amd64's, which
-# guest/distro-kernel.sh unpacks), every module turned off (mod2noconfig: the
-# guest loads none of Debian's), what the tests need added back
-# (guest/debian.fragment); every hardening and mitigation option Debian
-# builds in must survive (guest/hardening).
+# guest/distro-kernel.sh unpacks) for two trees: make test-debian's, every
+# module turned off (mod2noconfig: the guest loads none of Debian's) and
+# what the tests need added back (guest/debian.fragment); make deb's, the
+# modules a Debian 12 system loads (localmodconfig from guest/system/modules)
+# and what a package built here needs (guest/deb.fragment).  Every hardening
+# and mitigation option Debian builds in must survive (guest/hardening).
 DEBIAN_CONFIG := guest/debian.fragment guest/hardening guest/check-config.sh guest/distro-kernel.sh
-$(B)/debian/linux/.config: $(B)/debian/.source $(DEBIAN_CONFIG)
-	$(call stage,configure debian: Debian's configuration + mod2noconfig + guest/debian.fragment)
-	$(Q)r=$$(guest/distro-kernel.sh $(B)/distro) && cp $(B)/distro/boot/config-$$r $(B)/debian/config && \
-		echo "  CONFIG  config-$$r of Debian's linux-image-$$r" | tee $(B)/logs/config-debian.log
-	$(Q)cp $(B)/debian/config $@
-	$(Q)for t in olddefconfig mod2noconfig; do \
-		$(MAKE) -s -C $(B)/debian/linux ARCH=x86_64 $$t >> $(B)/logs/config-debian.log 2>&1; done
-	$(Q)cd $(B)/debian/linux && scripts/kconfig/merge_config.sh -m .config \
-		$(CURDIR)/guest/debian.fragment >> $(CURDIR)/$(B)/logs/config-debian.log 2>&1
-	$(Q)$(MAKE) -s -C $(B)/debian/linux ARCH=x86_64 olddefconfig >> $(B)/logs/config-debian.log 2>&1
-	$(Q)guest/check-config.sh guest/debian.fragment $@
-	$(Q)guest/check-config.sh --hardening guest/hardening $(B)/debian/config $@ | \
-		tee -a $(B)/logs/config-debian.log
+DEB_CONFIG := guest/deb.fragment guest/system/modules guest/hardening guest/check-config.sh \
+	guest/distro-kernel.sh
+$(B)/debian/linux/.config: config_modules := mod2noconfig
+$(B)/debian/linux/.config: config_fragment := guest/debian.fragment
+$(B)/debian/linux/.config: $(DEBIAN_CONFIG)
+$(B)/deb/linux/.config: config_modules = LSMOD=$(CURDIR)/$(B)/deb.lsmod localmodconfig
+$(B)/deb/linux/.config: config_fragment := guest/deb.fragment
+$(B)/deb/linux/.config: $(DEB_CONFIG) $(B)/deb.lsmod
+$(B)/debian/linux/.config $(B)/deb/linux/.config: $(B)/%/linux/.config: $(B)/%/.source
+	$(call stage,configure $*: Debian's configuration + $(lastword $(config_modules)) + $(config_fragment))
+	$(Q)r=$$(guest/distro-kernel.sh $(B)/distro) && cp $(B)/distro/boot/config-$$r $(B)/$*/config && \
+		echo "  CONFIG  config-$$r of Debian's linux-image-$$r" | tee $(B)/logs/config-$*.log
+	$(Q)cp $(B)/$*/config $@
+	$(Q)$(MAKE) -s -C $(B)/$*/linux ARCH=x86_64 olddefconfig >> $(B)/logs/config-$*.log 2>&1
+	$(Q){ yes '' || true; } | $(MAKE) -s -C $(B)/$*/linux ARCH=x86_64 $(config_modules) \
+		>> $(B)/logs/config-$*.log 2>&1
+	$(Q)cd $(B)/$*/linux && scripts/kconfig/merge_config.sh -m .config \
+		$(CURDIR)/$(config_fragment) >> $(CURDIR)/$(B)/logs/config-$*.log 2>&1
+	$(Q)$(MAKE) -s -C $(B)/$*/linux ARCH=x86_64 olddefconfig >> $(B)/logs/config-$*.log 2>&1
+	$(Q)guest/check-config.sh $(config_fragment) $@
+	$(Q)guest/check-config.sh --hardening guest/hardening $(B)/$*/config $@ | tee -a $(B)/logs/config-$*.log
 	$(Q)echo "  CONFIG  $$(grep -c '=y$$' $@) options built in, $$(grep -c '=m$$' $@) modules" | \
-		tee -a $(B)/logs/config-debian.log
+		tee -a $(B)/logs/config-$*.log
 
 $(B)/%/bzImage: $(B)/%/linux/.config
 	$(call stage,build $* kernel (make -j$(JOBS) bzImage modules; log: $(B)/logs/build-$*.log))
@@ -266,28 +276,13 @@ kernel: $(B)/patched/bzImage $(B)/base/bzImage
 # beside Debian's: linux-image-6.1.0-N-hugepack-amd64, version
 # <linux-source-6.1's>+hugepack1.  The .debs land in $(B)/deb/.  (KVM, the
 # guest runs' accelerator, would name arch/x86/kvm's source directory.)
-DEB_CONFIG := guest/deb.fragment guest/system/modules guest/hardening guest/check-config.sh \
-	guest/distro-kernel.sh
-$(B)/deb/linux/.config: $(B)/deb/.source $(DEB_CONFIG)
-	$(call stage,configure deb: Debian's configuration + localmodconfig (guest/system/modules) + guest/deb.fragment)
-	$(Q)r=$$(guest/distro-kernel.sh $(B)/distro) && cp $(B)/distro/boot/config-$$r $(B)/deb/config && \
-		echo "$${r%-amd64}-hugepack-amd64" > $(B)/deb/release && \
-		echo "$$(dpkg-query -W -f='$${Version}' linux-source-6.1)+hugepack1" > $(B)/deb/version && \
-		echo "  CONFIG  config-$$r of Debian's linux-image-$$r" | tee $(B)/logs/config-deb.log
-	$(Q)cp $(B)/deb/config $@
-	$(Q)$(MAKE) -s -C $(B)/deb/linux ARCH=x86_64 olddefconfig >> $(B)/logs/config-deb.log 2>&1
-	$(Q)grep -v '^#' guest/system/modules > $(B)/deb/lsmod
-	$(Q){ yes '' || true; } | $(MAKE) -s -C $(B)/deb/linux ARCH=x86_64 LSMOD=$(CURDIR)/$(B)/deb/lsmod \
-		localmodconfig >> $(B)/logs/config-deb.log 2>&1
-	$(Q)cd $(B)/deb/linux && scripts/kconfig/merge_config.sh -m .config \
-		$(CURDIR)/guest/deb.fragment >> $(CURDIR)/$(B)/logs/config-deb.log 2>&1
-	$(Q)$(MAKE) -s -C $(B)/deb/linux ARCH=x86_64 olddefconfig >> $(B)/logs/config-deb.log 2>&1
-	$(Q)guest/check-config.sh guest/deb.fragment $@
-	$(Q)guest/check-config.sh --hardening guest/hardening $(B)/deb/config $@ | tee -a $(B)/logs/config-deb.log
-	$(Q)echo "  CONFIG  $$(grep -c '=y$$' $@) options built in, $$(grep -c '=m$$' $@) modules" | \
-		tee -a $(B)/logs/config-deb.log
+# localmodconfig reads lsmod's output: the list without its comments.
+$(B)/deb.lsmod: guest/system/modules
+	$(Q)grep -v '^#' $< > $@
 
 $(B)/deb/debs: $(B)/deb/linux/.config
+	$(Q)r=$$(guest/distro-kernel.sh $(B)/distro) && echo "$${r%-amd64}-hugepack-amd64" > $(B)/deb/release && \
+		echo "$$(dpkg-query -W -f='$${Version}' linux-source-6.1)+hugepack1" > $(B)/deb/version
 	$(call stage,build the package $$(cat $(B)/deb/release) $$(cat $(B)/deb/version) (make bindeb-pkg; log: $(B)/logs/build-deb.log))
 	$(Q)rm -f $(B)/deb/*.deb $(B)/deb/*.buildinfo $(B)/deb/*.changes && : > $(B)/logs/build-deb.log
 	$(Q)env -u KVM $(call kmake,deb,-j$(JOBS) bindeb-pkg KERNELRELEASE=$$(cat $(B)/deb/release) \
@@ -309,18 +304,16 @@ $(B)/system/base.done: guest/system/packages guest/system/image.sh guest/distro-
 		> $(B)/logs/system-base.log 2>&1 || { tail -n 20 $(B)/logs/system-base.log; exit 1; }
 	$(Q)chroot $(B)/system/base dpkg-query -W > $@
 
-# The BPF LSM test's program (guest/system/lsm), built against our kernel's BTF.
-$(B)/system/lsm/vmlinux.h: $(B)/deb/debs
-	$(Q)mkdir -p $(@D) && bpftool btf dump file $(B)/deb/linux/vmlinux format c > $@
-$(B)/system/lsm/lsm_deny.skel.h: guest/system/lsm/lsm_deny.bpf.c $(B)/system/lsm/vmlinux.h
-	$(Q)clang -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -I$(@D) -c $< -o $(@D)/lsm_deny.bpf.o
-	$(Q)bpftool gen skeleton $(@D)/lsm_deny.bpf.o name lsm_deny > $@
-$(B)/system/lsm_deny: guest/system/lsm/lsm_deny.c $(B)/system/lsm/lsm_deny.skel.h
-	$(Q)gcc -O2 -Wall -Wextra -Werror -I$(B)/system/lsm -o $@ $< -static -lbpf -lelf -lz -lzstd
+# The BPF LSM test's program (selftests/lsm_deny.c), built by selftests/Makefile
+# against our kernel's BTF; selftests/Makefile knows when it is out of date.
+$(B)/system/selftests/lsm_deny: FORCE $(B)/deb/debs | deps
+	$(Q)$(MAKE) -s -C selftests OUTPUT=$(CURDIR)/$(B)/system/selftests V=$(V) \
+		VMLINUX=$(CURDIR)/$(B)/deb/linux/vmlinux $(CURDIR)/$@
 
-$(B)/system/disk/disk.img: $(B)/system/base.done $(B)/deb/debs $(B)/system/lsm_deny guest/system/image.sh guest/system/payload/*
+$(B)/system/disk/disk.img: $(B)/system/base.done $(B)/deb/debs $(B)/system/selftests/lsm_deny guest/system/image.sh \
+		guest/system/payload/*
 	$(call stage,Debian 12 system: our package installed$(,) the disk made)
-	$(Q)guest/system/image.sh disk $(B)/system/base $(B)/system/disk --bin $(B)/system/lsm_deny \
+	$(Q)guest/system/image.sh disk $(B)/system/base $(B)/system/disk --bin $(B)/system/selftests/lsm_deny \
 		$(B)/deb/linux-image-$$(cat $(B)/deb/release)_*.deb > $(B)/logs/system-disk.log 2>&1 || \
 		{ tail -n 20 $(B)/logs/system-disk.log; exit 1; }
 	$(Q)grep -E '^  MKFS|^Setting up linux-image|update-initramfs' $(B)/logs/system-disk.log | sed 's/^ */  /'
@@ -350,10 +343,10 @@ system-modules: $(B)/system/disk/disk.img
 SYSTEM_TIMEOUT ?= 1500
 SYSTEM_INPUTS := patches/series $(PATCHES) guest/apply-series.sh $(DEB_CONFIG) guest/system/packages \
 	guest/system/image.sh guest/system/boot.sh guest/system/table.sh $(wildcard guest/system/payload/*) \
-	$(wildcard guest/system/lsm/*) \
+	selftests/Makefile selftests/lsm_deny.c selftests/progs/lsm_deny.bpf.c \
 	guest/run-qemu.sh guest/check-log.sh guest/log-patterns guest/log-allowed guest/summary.sh \
 	guest/system/expect distro-image rule:test-system \
-	rule:$(B)/deb/linux/.config rule:$(B)/deb/debs rule:$(B)/system/lsm_deny rule:$(B)/system/base.done \
+	rule:$(B)/deb/linux/.config rule:$(B)/deb/debs rule:$(B)/system/selftests/lsm_deny rule:$(B)/system/base.done \
 	rule:$(B)/system/disk/disk.img 'SYSTEM_TIMEOUT=$(SYSTEM_TIMEOUT)' \
 	pkg:mmdebstrap tool:qemu-system-x86_64 tool:clang pkg:libbpf-dev
 test-system: $(B)/system/disk/disk.img
@@ -373,9 +366,6 @@ test-system: $(B)/system/disk/disk.img
 		cat $(B)/logs/system-debian.log $(B)/logs/system-patched.log $(B)/logs/system-table.md \
 		$(B)/logs/system-summary.log; } > $(B)/logs/system-all.log && \
 		$(call stamp,write,$@) guest/system-tested $(B)/logs/system-all.log $(SYSTEM_INPUTS)
-
-test-system-if-changed:
-	$(Q)$(call run_if_changed,guest/system-tested,$(SYSTEM_INPUTS),test-system)
 
 # Bisectability: one tree, the series applied a patch at a time, a build after each.
 check-series:

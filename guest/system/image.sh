@@ -89,7 +89,8 @@ payload() {
 	local root=$1
 	shift
 	install -D -m 755 -t "$root/usr/local/lib/hugepack" "$here/payload/run" "$here/payload/mkrm" "$@"
-	install -m 644 -t "$root/usr/local/lib/hugepack" "$here/../log-patterns" "$here/../log-allowed"
+	install -m 644 -t "$root/usr/local/lib/hugepack" "$here/../log-patterns" "$here/../log-allowed" \
+		"$here/modules"
 	install -D -m 644 "$here/payload/hugepack-system.service" \
 		"$root/etc/systemd/system/hugepack-system.service"
 	mkdir -p "$root/etc/systemd/system/multi-user.target.wants"
