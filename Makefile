@@ -105,7 +105,7 @@ help:
 	@echo '  make deps        apt-get install what is missing (as root, or with passwordless sudo)'
 	@echo '  make check-series  apply the series a patch at a time, building each step'
 	@echo '  make check-cross   the series a patch at a time for arm64, s390x and riscv64 with'
-	@echo '                   Debian'"'"'s cross compilers (~13 min; CI does not rerun it:'
+	@echo '                   Debian'"'"'s cross compilers (~14 min; CI does not rerun it:'
 	@echo '                   make check-cross-record fails when guest/cross-tested is'
 	@echo '                   not of the current inputs)'
 	@echo '  make check-style   checkpatch --strict on the patches, kernel-doc on touched files'
@@ -781,8 +781,9 @@ test-debian-if-changed:
 	$(Q)$(call run_if_changed,guest/debian-tested,$(DEBIAN_INPUTS),test-debian)
 
 # CI's check of a record it does not rerun: the Debian suite (a 14-minute
-# build and an 11-minute run) and the cross-build (13 minutes) would take
-# CI's worst case past 70 minutes beside make test and the debug suite.  It
+# build and a 10-minute run), the cross-build (14 minutes) and the real
+# system (the package and two boots) would each take CI's worst case past
+# 70 minutes beside make test and the debug suite.  It
 # fails at once, naming the command that makes the record, when the record
 # is not of these inputs.
 check_record = $(MAKE) -s $(B)/source-version && { $(call stamp,check,$(3)) $(1) $(2) || \
