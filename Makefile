@@ -83,7 +83,7 @@ stamp_overrides = $(strip \
 	$(foreach v,$(STAMP_MAKE_VARS) $(filter %_INPUTS,$(.VARIABLES)),\
 		$(if $(filter command override,$(firstword $(origin $(v)))),$(v)=$($(v)))))
 
-.PHONY: all deps deps-cross kernel check-series check-cross check-cross-if-changed check-style series-tree selftests demo demo-fragmented test test-host test-pack test-guest test-nohuge test-tramp test-gbpages test-hotplug measure-collapse test-heal-base test-upstream test-hibernate test-numa test-harness \
+.PHONY: all deps deps-cross kernel check-series check-cross check-cross-if-changed check-style series-tree selftests demo demo-fragmented test test-host test-pack test-guest test-nohuge test-tramp test-gbpages test-hotplug measure-collapse test-heal-base test-exec-base test-upstream test-hibernate test-numa test-harness \
 	test-debug test-debug-if-changed test-debian test-debian-if-changed check-debian-record check-cross-record \
 	deb system-image system-modules test-system check-system-record initramfs bench help clean FORCE
 all: demo
@@ -127,6 +127,7 @@ help:
 	@echo '                   their 2M entries, a DIMM ejects cleanly (part of make test)'
 	@echo '  make measure-collapse  how long a vfree()'"'"'s collapse takes on a 64 GiB guest'
 	@echo '  make test-heal-base  direct_map_heal on the unpatched kernel, for its numbers'
+	@echo '  make test-exec-base  exec_pages (modules, kprobes, ftrace) on the unpatched kernel'
 	@echo '  make test-debug  the guest suite and test_progs on a KASAN, lockdep, DEBUG_VM,'
 	@echo '                   kmemleak kernel, on 2 NUMA nodes (~31 min with its build; CI'
 	@echo '                   runs it when guest/debug-tested is not of the current inputs)'
@@ -341,23 +342,27 @@ system-modules: $(B)/system/disk/disk.img
 # ~20-minute build and two ~8-minute boots: recorded in guest/system-tested,
 # which CI checks (check-system-record) but does not rerun.
 SYSTEM_TIMEOUT ?= 1500
+# The function tracer on flush_tlb_all() from boot, with stack traces: the
+# payload names each direct-map split by its cause (guest/system/payload/run).
+SYSTEM_TRACE := ftrace=function ftrace_filter=flush_tlb_all trace_options=func_stack_trace \
+	trace_buf_size=4M
 SYSTEM_INPUTS := patches/series $(PATCHES) guest/apply-series.sh $(DEB_CONFIG) guest/system/packages \
 	guest/system/image.sh guest/system/boot.sh guest/system/table.sh $(wildcard guest/system/payload/*) \
 	selftests/Makefile selftests/lsm_deny.c selftests/progs/lsm_deny.bpf.c \
 	guest/run-qemu.sh guest/check-log.sh guest/log-patterns guest/log-allowed guest/summary.sh \
 	guest/system/expect distro-image rule:test-system \
 	rule:$(B)/deb/linux/.config rule:$(B)/deb/debs rule:$(B)/system/selftests/lsm_deny rule:$(B)/system/base.done \
-	rule:$(B)/system/disk/disk.img 'SYSTEM_TIMEOUT=$(SYSTEM_TIMEOUT)' \
+	rule:$(B)/system/disk/disk.img 'SYSTEM_TIMEOUT=$(SYSTEM_TIMEOUT)' 'SYSTEM_TRACE=$(SYSTEM_TRACE)' \
 	pkg:mmdebstrap tool:qemu-system-x86_64 tool:clang pkg:libbpf-dev
 test-system: $(B)/system/disk/disk.img
 	$(Q)$(call stamp,begin,$@) guest/system-tested $(SYSTEM_INPUTS)
 	$(call stage,the real system on Debian's kernel)
 	$(Q)r=$$(guest/distro-kernel.sh $(B)/distro) && GUEST_TIMEOUT=$(SYSTEM_TIMEOUT) \
-		guest/system/boot.sh $(B)/system/disk $$r $(B)/logs/system-debian.log > /dev/null
+		guest/system/boot.sh $(B)/system/disk $$r $(B)/logs/system-debian.log $(SYSTEM_TRACE) > /dev/null
 	$(Q)guest/check-log.sh $(B)/logs/system-debian.log runner guest/system/expect
 	$(call stage,the real system on ours ($$(cat $(B)/deb/release)))
 	$(Q)GUEST_TIMEOUT=$(SYSTEM_TIMEOUT) guest/system/boot.sh $(B)/system/disk $$(cat $(B)/deb/release) \
-		$(B)/logs/system-patched.log > /dev/null
+		$(B)/logs/system-patched.log $(SYSTEM_TRACE) > /dev/null
 	$(Q)guest/check-log.sh $(B)/logs/system-patched.log runner guest/system/expect
 	$(Q)guest/system/table.sh $(B)/logs/system-debian.log $(B)/logs/system-patched.log | \
 		tee $(B)/logs/system-table.md
@@ -658,6 +663,11 @@ test-heal-base: $(B)/base/initramfs.cpio
 	$(call stage,direct_map_heal on base: what the workloads leave split without patch 21)
 	$(Q)$(call guest_run,base,heal-base,guest_cmd=runner$(,)-t$(,)direct_map_heal$(,)-v)
 	$(Q)guest/check-log.sh $(B)/logs/heal-base.log runner
+
+test-exec-base: $(B)/base/initramfs.cpio
+	$(call stage,exec_pages on base: what modules$(,) kprobes and ftrace split without patch 22)
+	$(Q)$(call guest_run,base,exec-base,guest_cmd=runner$(,)-t$(,)exec_pages$(,)-v)
+	$(Q)guest/check-log.sh $(B)/logs/exec-base.log runner
 
 # Hibernation for real, HIBERNATE_CYCLES times in a row: the runner's
 # hibernation test writes an image to a swap disk and powers off, the next

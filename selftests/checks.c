@@ -517,3 +517,32 @@ int run_as_nobody(void (*fn)(void *res), void *res, size_t len, pid_t *keep)
 		waitpid(pid, NULL, 0);
 	return err;
 }
+
+bool ro_blocks_on(void)
+{
+	bool there = PATCHED_HAS(!access(RO_ALIAS_PATH, R_OK), RO_ALIAS_PATH);
+
+	return there && read_key(RO_ALIAS_PATH, "enabled") == 1;
+}
+
+void check_exec_alias(const char *what, long long min)
+{
+	long long pages, rw, large, unmapped;
+	char key[32];
+
+	if (!ASSERT_OK(write_file(EXEC_PAGES_CTL, "alias"), "exec_pages alias"))
+		return;
+	snprintf(key, sizeof(key), "%s_pages", what);
+	pages = read_key(EXEC_PAGES_CTL, key);
+	snprintf(key, sizeof(key), "%s_rw", what);
+	rw = read_key(EXEC_PAGES_CTL, key);
+	snprintf(key, sizeof(key), "%s_large", what);
+	large = read_key(EXEC_PAGES_CTL, key);
+	snprintf(key, sizeof(key), "%s_unmapped", what);
+	unmapped = read_key(EXEC_PAGES_CTL, key);
+	printf("%s pages %lld: writable alias %lld, on a 2M/1G entry %lld, unmapped %lld\n",
+	       what, pages, rw, large, unmapped);
+	ASSERT_GE(pages, min, "pages looked at");
+	ASSERT_EQ(rw, 0, "no writable direct-map alias");
+	ASSERT_EQ(unmapped, 0, "every alias mapped");
+}

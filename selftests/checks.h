@@ -60,6 +60,26 @@ void patched_missing(const char *file, int line, const char *what);
 /* heals_direct_map(@s): the kernel counts collapses (patch 21), which it must under expect-patched. */
 #define HEALS_DIRECT_MAP(s) PATCHED_HAS(heals_direct_map(s), VMSTAT_L2_COLLAPSES)
 
+#define RO_ALIAS_PATH	"/sys/kernel/debug/vmalloc_ro_alias"
+#define EXEC_PAGES_CTL	"/sys/kernel/debug/exec_pages"
+
+/*
+ * Do module_alloc() pages come from blocks whose direct map is read-only
+ * (patch 22)?  Its debugfs file says "enabled 1" (not under debug_pagealloc
+ * nor vmalloc_ro_alias=off); under expect-patched a FAIL if it is missing.
+ */
+bool ro_blocks_on(void);
+
+/*
+ * exec_pages.ko's "alias" on @what's pages ("module": its own text, rodata
+ * and ro_after_init; "slot": the kprobe slots it holds; "tramp": its ftrace
+ * trampolines): at least @min pages, none with a writable direct-map alias,
+ * every alias mapped.  How many sit on a 2M or 1G entry is printed: with
+ * ro_blocks_on() most do, but a block may lie where the direct map was
+ * split before, as set_memory_4k() leaves it.
+ */
+void check_exec_alias(const char *what, long long min);
+
 /*
  * [start, start + size) is mapped read-only, executable, in Modules, by
  * entries of 1 << @shift bytes, and nothing is W+X.  @size 0: only W+X.

@@ -51,15 +51,7 @@ int dmap_heal_cmd(const char *fmt, ...)
 
 long long dmap_heal_result(const char *key)
 {
-	char buf[512], pat[64], *p;
-
-	if (read_file(DMAP_HEAL_CTL, buf, sizeof(buf)) < 0)
-		return -1;
-	snprintf(pat, sizeof(pat), "%s ", key);
-	for (p = buf; (p = strstr(p, pat)); p++)
-		if (p == buf || p[-1] == '\n')
-			return strtoll(p + strlen(pat), NULL, 10);
-	return -1;
+	return read_key(DMAP_HEAL_CTL, key);
 }
 
 int dmap_heal_areas(const char *cmd, int n, struct mem_snapshot *held,

@@ -56,6 +56,19 @@ int read_file(const char *path, char *buf, size_t size)
 	return err ?: (int)len;
 }
 
+long long read_key(const char *path, const char *key)
+{
+	char buf[4096], pat[64], *p;
+
+	if (read_file(path, buf, sizeof(buf)) < 0)
+		return -1;
+	snprintf(pat, sizeof(pat), "%s ", key);
+	for (p = buf; (p = strstr(p, pat)); p++)
+		if (p == buf || p[-1] == '\n')
+			return strtoll(p + strlen(pat), NULL, 10);
+	return -1;
+}
+
 int drain_file(const char *path)
 {
 	char buf[1 << 16];

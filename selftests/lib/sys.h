@@ -15,6 +15,8 @@ long long read_meminfo_kb(const char *name);
 /* Reads a whole small file into buf (NUL-terminated); returns length or -errno. */
 int read_file(const char *path, char *buf, size_t size);
 int write_file(const char *path, const char *text);
+/* The number N of a "@key N" line of the small file @path, or -1. */
+long long read_key(const char *path, const char *key);
 /*
  * Reads @path to its end and throws the text away, as a reader like cat
  * makes the kernel print it all: 0 or -errno.

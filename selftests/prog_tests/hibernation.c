@@ -23,13 +23,17 @@
  * before the batch; packs are still mapped read-only and executable at
  * their page size, with traps in every free byte, and nothing is W+X; the
  * direct map was not split by the cycle (asserted where packs are huge).
- * The next cycle's batch shows that loads and frees still work.
+ * The next cycle's batch shows that loads and frees still work.  Kprobes
+ * and ftrace_ops with trampolines (exec_pages.ko) live through every cycle:
+ * after each, no page of theirs nor of the module's text has a writable
+ * direct-map alias.
  *
  * The kernel log gets "hibernation test: cycle N: ..." lines, so that
  * make test-hibernate can tell from each boot's log which cycle it saw.
  * Without a swap disk (/dev/vda) the test is skipped.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -53,6 +57,9 @@
 #define PROBE		"/sys/kernel/debug/hibernate_probe"
 #define FALLBACK_RET	4242
 #define HEAL_AREAS	512
+/* held by exec_pages.ko through every cycle */
+#define KPROBES		300
+#define FTRACE_OPS	8
 
 struct probe {
 	long long suspend_runs;
@@ -290,9 +297,28 @@ static void one_cycle(int cycle, struct tramp_correct *skel)
 	}
 	check_invariants(when);
 	check_direct_map(&mem, NULL);
+	check_exec_alias("module", 1);
+	check_exec_alias("slot", 1);
+	check_exec_alias("tramp", FTRACE_OPS);
 out:
 	packstats_free(&st);
 	packstats_free(&st_batch);
+}
+
+/* exec_pages.ko loaded, holding KPROBES kprobes and FTRACE_OPS ftrace_ops: 0 or -errno */
+static int exec_pages_hold(void)
+{
+	char cmd[32];
+	int err = module_load("exec_pages.ko", NULL);
+
+	if (err)
+		return err;
+	snprintf(cmd, sizeof(cmd), "kprobes %d", KPROBES);
+	err = write_file(EXEC_PAGES_CTL, cmd);
+	if (err)
+		return err;
+	snprintf(cmd, sizeof(cmd), "ftrace %d", FTRACE_OPS);
+	return write_file(EXEC_PAGES_CTL, cmd);
 }
 
 static int cycles_wanted(void)
@@ -323,6 +349,7 @@ void test_hibernation(void)
 	    !ASSERT_OK(system("mkswap " SWAP_DEV " > /dev/null && swapon " SWAP_DEV), "mkswap, swapon") ||
 	    !ASSERT_OK(module_load("hibernate_probe.ko", ""), "load hibernate_probe.ko") ||
 	    !ASSERT_OK(dmap_heal_load(), "load dmap_heal.ko") ||
+	    !ASSERT_OK(exec_pages_hold(), "exec_pages.ko holds kprobes and ftrace_ops") ||
 	    !ASSERT_OK(write_file("/sys/power/disk", "shutdown"), "hibernation powers off") ||
 	    !ASSERT_OK(raise_nofile(NPROGS + BATCH_MAX + 256), "RLIMIT_NOFILE") ||
 	    !ASSERT_OK(jit_quiesce(SETTLE_MS), "quiesce"))
@@ -383,5 +410,6 @@ out:
 		if (fds[i] >= 0)
 			close(fds[i]);
 	module_unload("hibernate_probe");
+	module_unload("exec_pages");
 	dmap_heal_unload();
 }
