@@ -126,8 +126,12 @@ static void test_modules(void)
 	}
 }
 
-/* @cmd ("kprobes N", "ftrace N") held, checked, freed */
-static void hold_and_free(const char *cmd, const char *what, const char *alias, long long min)
+/*
+ * @cmd ("kprobes N", "ftrace N") held, checked, freed; @fresh: its pages
+ * are new ones (kprobes keep slot pages with free slots for the next)
+ */
+static void hold_and_free(const char *cmd, const char *what, const char *alias, long long min,
+			  bool fresh)
 {
 	struct mem_snapshot before, held, after;
 	long long used = used_pages();
@@ -140,7 +144,7 @@ static void hold_and_free(const char *cmd, const char *what, const char *alias, 
 	       read_key(EXEC_PAGES_CTL, "held"), optimized_kprobes(),
 	       read_key(EXEC_PAGES_CTL, "trampolines"));
 	check_exec_alias(alias, min);
-	if (ro_blocks_on())
+	if (fresh && ro_blocks_on())
 		ASSERT_GE(used_pages() - used, min, "their pages from read-only blocks");
 	if (!snap(&held, "held"))
 		goto out;
@@ -158,7 +162,7 @@ static void test_kprobes(void)
 
 	snprintf(cmd, sizeof(cmd), "kprobes %d", KPROBES);
 	/* 16-byte slots, 256 a page */
-	hold_and_free(cmd, "kprobes registered and unregistered", "slot", KPROBES / 256);
+	hold_and_free(cmd, "kprobes registered and unregistered", "slot", KPROBES / 256, false);
 }
 
 static void test_ftrace_ops(void)
@@ -167,7 +171,7 @@ static void test_ftrace_ops(void)
 
 	snprintf(cmd, sizeof(cmd), "ftrace %d", FTRACE_OPS);
 	hold_and_free(cmd, "ftrace_ops with trampolines registered and unregistered", "tramp",
-		      FTRACE_OPS);
+		      FTRACE_OPS, true);
 }
 
 /*
@@ -180,6 +184,10 @@ static void test_profiler(void)
 	struct mem_snapshot before, held, after;
 	bool ok = false;
 
+	if (access(PROFILER, W_OK)) {
+		test__skip("no function profiler (CONFIG_FUNCTION_PROFILER)");
+		return;
+	}
 	if (!start(&before) ||
 	    !ASSERT_OK(write_file(FTRACE_FILTER, "load_module"), "set_ftrace_filter load_module"))
 		return;
