@@ -49,7 +49,7 @@ need_root = $(if $(SUDO),sudo -n true 2>/dev/null || { \
 
 # The patches of the series, in order (the cover letter is not one).
 PATCHES := $(addprefix patches/,$(shell sed -e '/^\#/d' -e '/^$$/d' patches/series))
-KMOD_SRCS := $(wildcard selftests/kmod/*.c) selftests/kmod/Kbuild
+KMOD_SRCS := $(wildcard selftests/kmod/*.[ch]) selftests/kmod/Kbuild
 # The guest's binaries, whose BPF C programs are built against the patched
 # kernel's BTF, and the host's.
 GUEST_BINS := $(B)/selftests/runner $(B)/selftests/churn $(B)/selftests/fragment
@@ -600,7 +600,7 @@ test-upstream: $(foreach k,$(UPSTREAM_KERNELS),$(B)/$(k)/initramfs-upstream.cpio
 
 # What a suite boot runs: the runner, its tests, BPF programs and modules.
 SUITE_SRCS := $(sort $(wildcard selftests/*.[ch] selftests/prog_tests/*.c selftests/lib/*.[ch] \
-	selftests/kmod/*.c selftests/progs/*.c)) guest/log-patterns guest/log-allowed
+	selftests/kmod/*.[ch] selftests/progs/*.c)) guest/log-patterns guest/log-allowed
 
 # The guest suite on NUMA guests of 2 and 4 nodes sharing the same 2 GiB
 # (guest/run-qemu.sh NUMA=N): a pack is 2 MiB a node, 4 and 8 MiB there.

@@ -38,17 +38,17 @@
  * functions and find_vm_area() are not exported; the test passes their
  * addresses from /proc/kallsyms.
  */
-#include <linux/debugfs.h>
 #include <linux/delay.h>
 #include <linux/kthread.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/sched/clock.h>
-#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 #include <linux/io.h>
 #include <asm/pgtable.h>
+
+#include "testmod.h"
 
 typedef int (set_memory_t)(unsigned long addr, int numpages);
 typedef struct vm_struct *(find_vm_area_t)(const void *addr);
@@ -72,43 +72,9 @@ static find_vm_area_t *vm_area_of;
 
 #define BLOCK_ORDER (PMD_SHIFT - PAGE_SHIFT)
 
-static DEFINE_MUTEX(lock);
-static char result[512];
 static void **held;
 static unsigned int nr_held;
 static bool held_reset;		/* held areas are VM_FLUSH_RESET_PERMS */
-static struct dentry *file;
-
-static __printf(1, 2) void report(const char *fmt, ...)
-{
-	size_t len = strlen(result);
-	va_list args;
-
-	va_start(args, fmt);
-	vsnprintf(result + len, sizeof(result) - len, fmt, args);
-	va_end(args);
-}
-
-/*
- * With interrupts off, as the kernel's own lockless walkers: a collapse
- * frees the tables it replaced only after a TLB flush has interrupted
- * every CPU.
- */
-static int level_of(unsigned long addr, bool *rw)
-{
-	unsigned int level = 0;
-	unsigned long flags;
-	pte_t *pte;
-
-	local_irq_save(flags);
-	pte = lookup_address(addr, &level);
-	if (!pte)
-		level = 0;
-	else if (rw)
-		*rw = pte_flags(*pte) & _PAGE_RW;
-	local_irq_restore(flags);
-	return level;
-}
 
 /* Without VM_FLUSH_RESET_PERMS the owner puts the permissions back */
 static int undo(void *p)
@@ -196,7 +162,7 @@ static unsigned long block_alloc_large(void)
 
 	while (n < ARRAY_SIZE(tried)) {
 		block = block_alloc();
-		if (!block || level_of(block, NULL) > 1)
+		if (!block || direct_map_level(block, NULL) > 1)
 			break;
 		tried[n++] = block;
 		block = 0;
@@ -215,7 +181,7 @@ static void block_free_split(unsigned long block, unsigned int first)
 		free_page(block + i * PAGE_SIZE);
 }
 
-static int cmd_keep4k(void)
+static int cmd_keep4k(unsigned int unused)
 {
 	unsigned long block, p;
 	int before, err = 0;
@@ -225,11 +191,11 @@ static int cmd_keep4k(void)
 	if (!block)
 		return -ENOMEM;
 	p = block + 5 * PAGE_SIZE;
-	before = level_of(p, NULL);
+	before = direct_map_level(p, NULL);
 	err = mem_ro(p, 1);
-	report("control_before %d\ncontrol_ro %d\n", before, level_of(p, NULL));
+	report("control_before %d\ncontrol_ro %d\n", before, direct_map_level(p, NULL));
 	err = err ?: mem_rw(p, 1);
-	report("control_after %d\n", level_of(p, NULL));
+	report("control_after %d\n", direct_map_level(p, NULL));
 	block_free(block);
 	if (err)
 		return err;
@@ -239,12 +205,12 @@ static int cmd_keep4k(void)
 	if (!block)
 		return -ENOMEM;
 	p = block + 5 * PAGE_SIZE;
-	before = level_of(p, NULL);
+	before = direct_map_level(p, NULL);
 	err = mem_4k(block, 1);
 	err = err ?: mem_ro(p, 1);
 	err = err ?: mem_rw(p, 1);
 	report("kept_before %d\nkept_after %d\nkept_first %d\n", before,
-	       level_of(p, NULL), level_of(block, NULL));
+	       direct_map_level(p, NULL), direct_map_level(block, NULL));
 	block_free(block);
 	return err;
 }
@@ -266,10 +232,10 @@ static int race_fn(void *data)
 		r->err = mem_ro(r->page, 1);
 		if (r->err)
 			break;
-		if (!level_of(r->page, &rw) || rw)
+		if (!direct_map_level(r->page, &rw) || rw)
 			r->lost++;
 		r->err = mem_rw(r->page, 1);
-		if (!level_of(r->page, &rw) || !rw)
+		if (!direct_map_level(r->page, &rw) || !rw)
 			r->lost++;
 		cond_resched();
 	}
@@ -287,7 +253,7 @@ static int cmd_race(unsigned int rounds)
 	block = block_alloc();
 	if (!block)
 		return -ENOMEM;
-	before = level_of(block, NULL);
+	before = direct_map_level(block, NULL);
 	for (i = 0; i < 2; i++) {
 		r[i].page = block + (7 + 300 * i) * PAGE_SIZE;
 		r[i].rounds = rounds;
@@ -301,7 +267,7 @@ static int cmd_race(unsigned int rounds)
 	for (i = 0; i < 2; i++)
 		wait_for_completion(&r[i].done);
 	report("rounds %u\nlost %u\nerr %d\nrace_before %d\nrace_after %d\n", rounds,
-	       r[0].lost + r[1].lost, r[0].err ?: r[1].err, before, level_of(block, NULL));
+	       r[0].lost + r[1].lost, r[0].err ?: r[1].err, before, direct_map_level(block, NULL));
 	block_free(block);
 	return err ?: r[0].err ?: r[1].err;
 }
@@ -342,12 +308,12 @@ static int cmd_touch(unsigned int mib)
 		return -ENOMEM;
 	addr = (unsigned long)page_address(page);
 	phys = page_to_phys(page);
-	report("phys_mib %llu\nbefore %d\n", (u64)phys >> 20, level_of(addr, NULL));
+	report("phys_mib %llu\nbefore %d\n", (u64)phys >> 20, direct_map_level(addr, NULL));
 	err = mem_ro(addr, 1);
-	report("ro %d\n", level_of(addr, NULL));
+	report("ro %d\n", direct_map_level(addr, NULL));
 	err = err ?: mem_rw(addr, 1);
-	report("after %d\ngb_first %d\n", level_of(addr, NULL),
-	       level_of((unsigned long)__va(phys & PUD_MASK), NULL));
+	report("after %d\ngb_first %d\n", direct_map_level(addr, NULL),
+	       direct_map_level((unsigned long)__va(phys & PUD_MASK), NULL));
 	__free_page(page);
 	return err;
 }
@@ -382,12 +348,14 @@ static int cmd_span(unsigned int mib)
 	high = (unsigned long)page_address(pages[1]);
 	report("low_mib %llu\nhigh_mib %llu\n", (u64)__pa(low) >> 20, (u64)__pa(high) >> 20);
 	err = mem_ro((unsigned long)p, 2);
-	report("low_ro %d\nhigh_ro %d\n", level_of(low, NULL), level_of(high, NULL));
+	report("low_ro %d\nhigh_ro %d\n", direct_map_level(low, NULL),
+	       direct_map_level(high, NULL));
 	/* frees the pages and the array: VM_MAP_PUT_PAGES; resets, collapses */
 	t0 = local_clock();
 	vfree(p);
 	report("vfree_ns %llu\n", local_clock() - t0);
-	report("low_after %d\nhigh_after %d\n", level_of(low, NULL), level_of(high, NULL));
+	report("low_after %d\nhigh_after %d\n", direct_map_level(low, NULL),
+	       direct_map_level(high, NULL));
 	block_free_split(block, 1);
 	return err;
 }
@@ -451,66 +419,32 @@ static int cmd_walk(unsigned int rounds)
 	return w.err;
 }
 
-static ssize_t heal_write(struct file *f, const char __user *ubuf, size_t len, loff_t *off)
+static int cmd_rox_reset(unsigned int n)
 {
-	char buf[32], cmd[16];
-	unsigned int n = 0;
-	int err = 0;
-
-	if (len >= sizeof(buf))
-		return -EINVAL;
-	if (copy_from_user(buf, ubuf, len))
-		return -EFAULT;
-	buf[len] = '\0';
-	if (sscanf(buf, "%15s %u", cmd, &n) < 1)
-		return -EINVAL;
-
-	mutex_lock(&lock);
-	result[0] = '\0';
-	if (!strcmp(cmd, "rox") && n)
-		err = cmd_rox(n, true);
-	else if (!strcmp(cmd, "rox_undo") && n)
-		err = cmd_rox(n, false);
-	else if (!strcmp(cmd, "free"))
-		err = free_held();
-	else if (!strcmp(cmd, "keep4k"))
-		err = cmd_keep4k();
-	else if (!strcmp(cmd, "race") && n)
-		err = cmd_race(n);
-	else if (!strcmp(cmd, "touch"))
-		err = cmd_touch(n);
-	else if (!strcmp(cmd, "walk") && n)
-		err = cmd_walk(n);
-	else if (!strcmp(cmd, "span"))
-		err = cmd_span(n);
-	else if (!strcmp(cmd, "mapped"))
-		err = cmd_mapped(n);
-	else
-		err = -EINVAL;
-	mutex_unlock(&lock);
-	return err ?: len;
+	return cmd_rox(n, true);
 }
 
-static int heal_show(struct seq_file *m, void *v)
+static int cmd_rox_undo(unsigned int n)
 {
-	mutex_lock(&lock);
-	seq_puts(m, result);
-	mutex_unlock(&lock);
-	return 0;
+	return cmd_rox(n, false);
 }
 
-static int heal_open(struct inode *inode, struct file *f)
+static int cmd_free(unsigned int unused)
 {
-	return single_open(f, heal_show, NULL);
+	return free_held();
 }
 
-static const struct file_operations heal_fops = {
-	.owner = THIS_MODULE,
-	.open = heal_open,
-	.read = seq_read,
-	.write = heal_write,
-	.llseek = seq_lseek,
-	.release = single_release,
+static const struct testmod_cmd cmds[] = {
+	{ "rox", cmd_rox_reset, true },
+	{ "rox_undo", cmd_rox_undo, true },
+	{ "free", cmd_free },
+	{ "keep4k", cmd_keep4k },
+	{ "race", cmd_race, true },
+	{ "touch", cmd_touch },
+	{ "walk", cmd_walk, true },
+	{ "span", cmd_span },
+	{ "mapped", cmd_mapped },
+	{}
 };
 
 static int __init dmap_heal_init(void)
@@ -523,14 +457,14 @@ static int __init dmap_heal_init(void)
 	mem_nx = (set_memory_t *)nx_addr;
 	mem_4k = (set_memory_t *)k4_addr;
 	vm_area_of = (find_vm_area_t *)area_addr;
-	file = debugfs_create_file("dmap_heal", 0600, NULL, NULL, &heal_fops);
+	testmod_create("dmap_heal", cmds);
 	return 0;
 }
 module_init(dmap_heal_init);
 
 static void __exit dmap_heal_exit(void)
 {
-	debugfs_remove(file);
+	testmod_remove();
 	free_held();
 }
 module_exit(dmap_heal_exit);

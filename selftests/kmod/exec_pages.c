@@ -24,16 +24,15 @@
  * Nothing probed runs while the test holds them: probe_sym is
  * load_module(), and the test loads no module meanwhile.
  */
-#include <linux/debugfs.h>
 #include <linux/delay.h>
 #include <linux/ftrace.h>
 #include <linux/kprobes.h>
 #include <linux/mm.h>
 #include <linux/module.h>
-#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
-#include <asm/pgtable.h>
+
+#include "testmod.h"
 
 static char *probe_sym = "load_module";
 module_param(probe_sym, charp, 0400);
@@ -43,25 +42,12 @@ MODULE_PARM_DESC(probe_sym, "the function the kprobes and ftrace_ops are put in"
 #define MAX_OFFSET	16384
 #define MAX_HELD	2048
 
-static DEFINE_MUTEX(lock);
-static char result[512];
 static struct kprobe *probes;
 static unsigned int nr_probes;
 static struct ftrace_ops *ops;
 static unsigned int nr_ops;
-static struct dentry *file;
 
-static __printf(1, 2) void report(const char *fmt, ...)
-{
-	size_t len = strlen(result);
-	va_list args;
-
-	va_start(args, fmt);
-	vsnprintf(result + len, sizeof(result) - len, fmt, args);
-	va_end(args);
-}
-
-static int free_held(void)
+static int cmd_free(unsigned int unused)
 {
 	unsigned int i;
 
@@ -145,25 +131,12 @@ static int cmd_ftrace(unsigned int n)
 	return 0;
 }
 
-/* The level of @page's direct-map entry (1 = 4K), and whether it is writable. */
+/* The level of the direct-map entry under @vaddr's page, and whether it is writable */
 static int alias_level(const void *vaddr, bool *rw)
 {
-	unsigned int level = 0;
-	unsigned long flags;
 	struct page *page = vmalloc_to_page(vaddr);
-	pte_t *pte;
 
-	if (!page)
-		return 0;
-	/* interrupts off, as the kernel's lockless walkers */
-	local_irq_save(flags);
-	pte = lookup_address((unsigned long)page_address(page), &level);
-	if (!pte)
-		level = 0;
-	else
-		*rw = pte_flags(*pte) & _PAGE_RW;
-	local_irq_restore(flags);
-	return level;
+	return page ? direct_map_level((unsigned long)page_address(page), rw) : 0;
 }
 
 struct alias_count {
@@ -187,7 +160,7 @@ static void alias_report(const char *what, const struct alias_count *c)
 	       what, c->rw, what, c->large, what, c->unmapped);
 }
 
-static int cmd_alias(void)
+static int cmd_alias(unsigned int unused)
 {
 	const struct module_layout *l = &THIS_MODULE->core_layout;
 	struct alias_count mod = {}, slot = {}, tramp = {};
@@ -213,69 +186,25 @@ static int cmd_alias(void)
 	return 0;
 }
 
-static ssize_t exec_write(struct file *f, const char __user *ubuf, size_t len, loff_t *off)
-{
-	char buf[32], cmd[16];
-	unsigned int n = 0;
-	int err;
-
-	if (len >= sizeof(buf))
-		return -EINVAL;
-	if (copy_from_user(buf, ubuf, len))
-		return -EFAULT;
-	buf[len] = '\0';
-	if (sscanf(buf, "%15s %u", cmd, &n) < 1)
-		return -EINVAL;
-
-	mutex_lock(&lock);
-	result[0] = '\0';
-	if (!strcmp(cmd, "kprobes") && n)
-		err = cmd_kprobes(n);
-	else if (!strcmp(cmd, "ftrace") && n)
-		err = cmd_ftrace(n);
-	else if (!strcmp(cmd, "free"))
-		err = free_held();
-	else if (!strcmp(cmd, "alias"))
-		err = cmd_alias();
-	else
-		err = -EINVAL;
-	mutex_unlock(&lock);
-	return err ?: len;
-}
-
-static int exec_show(struct seq_file *m, void *v)
-{
-	mutex_lock(&lock);
-	seq_puts(m, result);
-	mutex_unlock(&lock);
-	return 0;
-}
-
-static int exec_open(struct inode *inode, struct file *f)
-{
-	return single_open(f, exec_show, NULL);
-}
-
-static const struct file_operations exec_fops = {
-	.owner = THIS_MODULE,
-	.open = exec_open,
-	.read = seq_read,
-	.write = exec_write,
-	.llseek = seq_lseek,
-	.release = single_release,
+static const struct testmod_cmd cmds[] = {
+	{ "kprobes", cmd_kprobes, true },
+	{ "ftrace", cmd_ftrace, true },
+	{ "free", cmd_free },
+	{ "alias", cmd_alias },
+	{}
 };
 
 static int __init exec_pages_init(void)
 {
-	file = debugfs_create_file("exec_pages", 0600, NULL, NULL, &exec_fops);
+	testmod_create("exec_pages", cmds);
 	return 0;
 }
 module_init(exec_pages_init);
 
 static void __exit exec_pages_exit(void)
 {
-	debugfs_remove(file);
-	free_held();
+	testmod_remove();
+	cmd_free(0);
 }
 module_exit(exec_pages_exit);
 
