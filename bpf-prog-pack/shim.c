@@ -248,12 +248,29 @@ void *module_alloc(unsigned long size)
 void *module_alloc_huge(unsigned long size)
 {
 	bool huge = size >= PMD_SIZE && !fails(&shim.fail_huge);
+	void (*hook)(void) = shim.on_alloc_huge;
+	void *addr;
 
 	if (fails(&shim.fail_module_alloc))
 		return NULL;
+	shim.on_alloc_huge = NULL;
+	if (hook)
+		hook();
 	if (!huge)
 		return map_area(round_up(size, PAGE_SIZE), PAGE_SIZE, false);
-	return map_area(round_up(size, PMD_SIZE), PMD_SIZE, true);
+	addr = map_area(round_up(size, PMD_SIZE), PMD_SIZE, true);
+	if (addr && shim.pool_areas > 0) {
+		shim.pool_areas--;
+		find_area(addr)->pool = true;
+	}
+	return addr;
+}
+
+bool is_vm_area_exec_pool(const void *addr)
+{
+	struct shim_area *a = find_area(addr);
+
+	return a && a->addr == addr && a->pool;
 }
 
 void module_memfree(void *addr)

@@ -41,6 +41,7 @@ typedef uint64_t u64;
 #define BIT(n)		(1UL << (n))
 #define BITS_TO_LONGS(n)	(((n) + BITS_PER_LONG - 1) / BITS_PER_LONG)
 #define round_up(x, y)	((((x) - 1) | ((__typeof__(x))((y) - 1))) + 1)
+#define IS_ALIGNED(x, a)	(((x) & ((__typeof__(x))(a) - 1)) == 0)
 #define min(a, b)	((a) < (b) ? (a) : (b))
 #define max(a, b)	((a) > (b) ? (a) : (b))
 #define min_t(t, a, b)	min((t)(a), (t)(b))
@@ -247,6 +248,7 @@ void *module_alloc_huge(unsigned long size);
 void module_memfree(void *addr);
 void set_vm_flush_reset_perms(void *addr);
 bool is_vm_area_hugepages(const void *addr);
+bool is_vm_area_exec_pool(const void *addr);
 int set_memory_ro(unsigned long addr, int numpages);
 int set_memory_x(unsigned long addr, int numpages);
 
@@ -254,6 +256,20 @@ int set_memory_x(unsigned long addr, int numpages);
 #define HZ 100
 extern unsigned long jiffies;
 #define time_after(a, b) ((long)((b) - (a)) < 0)
+
+/*
+ * --- wait.h: one thread, so nobody can wake a waiter: a wait whose
+ * condition is false is counted and times out at once, jiffies unmoved
+ */
+struct wait_queue_head {
+	int unused;
+};
+#define DECLARE_WAIT_QUEUE_HEAD(name) struct wait_queue_head name
+#define wait_event_timeout(wq, cond, timeout) ({				\
+	(void)(wq);								\
+	(cond) ? (long)(timeout) : (shim.waits++, 0L);				\
+})
+#define wake_up_all(wq) ((void)(wq))
 
 /* --- workqueue.h: work queued, and run when a test says --------------- */
 struct work_struct {
@@ -342,6 +358,7 @@ struct shim_area {
 	void *addr;
 	size_t size;
 	bool huge, ro, x, reset_perms;
+	bool pool;	/* its pages are the exec pool's (shim.pool_areas) */
 };
 
 extern struct shim_state {
@@ -351,6 +368,12 @@ extern struct shim_state {
 	long fail_kzalloc;
 	long fail_set_memory;
 	long fail_xa_store;
+	/* the next this many huge areas get their pages from the exec pool */
+	long pool_areas;
+	/* called as module_alloc_huge() makes an area, once: a load meanwhile */
+	void (*on_alloc_huge)(void);
+	/* waits that found their condition false, and timed out */
+	long waits;
 	/* what is live */
 	long areas, huge_areas, kzallocs;
 	long warnings;

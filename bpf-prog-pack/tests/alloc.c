@@ -211,6 +211,58 @@ static void test_shrinker(void)
 	ASSERT_EQ(pack_index_of(progs[0]), 0, "its programs with it");
 }
 
+/*
+ * Packs whose pages are the exec pool's: freeing one gives reclaim
+ * nothing, its blocks go back to the pool.  The shrinker neither counts
+ * nor frees them; it frees the others.  Idle time still frees them.
+ */
+static void test_shrinker_pool(void)
+{
+	struct pack_view v;
+	int i, n;
+
+	shim.pool_areas = 2;
+	n = fill_packs(3);
+	if (!ASSERT_GE(n, 1, "fill three packs"))
+		return;
+	for (i = 0; i < n; i++) {
+		prog_free(progs[i]);
+		progs[i] = NULL;
+	}
+	ASSERT_EQ(pack_cached_count(), 4, "four packs cached, two on the pool");
+	shim.pages_short = true;
+	ASSERT_EQ(shrink(0), 2 * pack_size / PAGE_SIZE, "the two off the pool freed");
+	ASSERT_EQ(shrink(0), 0, "the pool's counted as nothing");
+	ASSERT_EQ(pack_cached_count(), 2, "the pool's kept");
+	for (i = 0; pack_get(i, &v) == 0; i++)
+		ASSERT_TRUE(shim_area_of(v.ptr)->pool, "a pack on the pool");
+	shim.pages_short = false;
+	while (shim_run_work())
+		;
+	ASSERT_EQ(pack_nr(), 0, "idle time frees them");
+}
+
+/*
+ * A load that finds no room while another load makes a pack waits for it
+ * (here, one thread: the wait times out at once), then makes its own:
+ * the first load then takes room in that one, and its own pack goes.
+ */
+static void load_meanwhile(void)
+{
+	progs[1] = prog_alloc(64, false);
+}
+
+static void test_wait_for_making(void)
+{
+	shim.on_alloc_huge = load_meanwhile;
+	progs[0] = prog_alloc(64, false);
+	ASSERT_TRUE(progs[0] && progs[1], "both loaded");
+	ASSERT_EQ(shim.waits, 1, "the second load waited for the first's pack");
+	ASSERT_EQ(pack_nr(), 1, "one pack kept");
+	ASSERT_EQ(shim.areas, 1, "the other freed");
+	ASSERT_EQ(pack_index_of(progs[0]), pack_index_of(progs[1]), "both in it");
+}
+
 /* A new pack is all traps, read-only, executable, and huge. */
 static void test_new_pack(void)
 {
@@ -340,6 +392,8 @@ void test_alloc(void)
 		{ "reserve", test_reserve },
 		{ "reserve_no_huge_page", test_reserve_no_huge_page },
 		{ "new_pack", test_new_pack },
+		{ "shrinker_pool", test_shrinker_pool },
+		{ "wait_for_making", test_wait_for_making },
 	};
 	run_pack_cases(cases, sizeof(cases) / sizeof(cases[0]), free_all);
 }

@@ -3,6 +3,8 @@
  * Programs larger than a pack, no huge page to be had, and every failure
  * the allocator can meet: a clean NULL, nothing leaked, and service after.
  */
+#include <string.h>
+
 #include "cases.h"
 
 static void test_oversized(void)
@@ -145,6 +147,64 @@ static void test_images(void)
 	prog_free(p);
 }
 
+/*
+ * A free of what is not allocated chunks, a bug of the caller's: it warns
+ * and leaves everything as it was.  No trap goes over the live programs
+ * around, and no chunk is taken from them, whether the pointer is off a
+ * chunk, on free chunks, in no pack, or was freed already.
+ */
+static void test_bad_free(void)
+{
+	struct bpf_binary_header *a = prog_alloc(256, false), *b = prog_alloc(256, false);
+	static const u8 code[256 - sizeof(*a)] = { [0 ... 255 - sizeof(*a)] = 0x90 };
+	u8 text_a[256], text_b[256];
+	struct pack_view v;
+	unsigned int used;
+	long warned = 0;
+	char other[64];
+
+	if (!ASSERT_TRUE(a && b, "two programs") || !ASSERT_OK(pack_get(0, &v), "pack"))
+		goto out;
+	shim_text_copy(a->image, code, sizeof(code));
+	shim_text_copy(b->image, code, sizeof(code));
+	memcpy(text_a, a, sizeof(text_a));
+	memcpy(text_b, b, sizeof(text_b));
+	used = v.used;
+	bpf_prog_pack_free((char *)a + 8, 64);		/* off a chunk */
+	ASSERT_EQ(shim.warnings, ++warned, "off a chunk: warned");
+	bpf_prog_pack_free((char *)b + 256, 64);	/* free chunks after b */
+	ASSERT_EQ(shim.warnings, ++warned, "free chunks: warned");
+	bpf_prog_pack_free((char *)b, 512);		/* b and free chunks */
+	ASSERT_EQ(shim.warnings, ++warned, "partly free: warned");
+	bpf_prog_pack_free(other, 64);			/* in no pack */
+	ASSERT_EQ(shim.warnings, ++warned, "no pack: warned");
+	ASSERT_OK(memcmp(a, text_a, sizeof(text_a)), "a's text untouched");
+	ASSERT_OK(memcmp(b, text_b, sizeof(text_b)), "b's text untouched");
+	ASSERT_OK(pack_get(0, &v), "pack");
+	ASSERT_EQ(v.used, used, "no chunk freed");
+	ASSERT_EQ(v.free, pack_chunks - used, "free count unchanged");
+
+	prog_free(b);
+	b = prog_alloc(256, false);	/* takes b's chunks again */
+	if (!ASSERT_TRUE(b, "b again"))
+		goto out;
+	shim_text_copy(b->image, code, sizeof(code));
+	memcpy(text_b, b, sizeof(text_b));
+	bpf_prog_pack_free(a, 256);
+	bpf_prog_pack_free(a, 256);			/* twice */
+	ASSERT_EQ(shim.warnings, ++warned, "second free: warned");
+	a = NULL;
+	ASSERT_OK(memcmp(b, text_b, sizeof(text_b)), "b's text untouched");
+	ASSERT_OK(pack_get(0, &v), "pack");
+	ASSERT_EQ(v.used, prog_chunks(256), "b's chunks still used");
+	shim.warnings = 0;
+out:
+	if (a)
+		prog_free(a);
+	if (b)
+		prog_free(b);
+}
+
 void test_edge(void)
 {
 	static const struct pack_case cases[] = {
@@ -153,6 +213,7 @@ void test_edge(void)
 		{ "prefer_huge", test_prefer_huge },
 		{ "failures", test_failures },
 		{ "images", test_images },
+		{ "bad_free", test_bad_free },
 	};
 	run_pack_cases(cases, sizeof(cases) / sizeof(cases[0]), NULL);
 }
