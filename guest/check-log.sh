@@ -28,26 +28,41 @@ fail() {
 	echo "      log: $log"
 	exit 1
 }
+[ -r "$log" ] || fail "no log"
+# The log, with each kernel line that the console printed into the middle
+# of another ("#1 bad_input: O[    4.564993] CONFIG_BPF_JIT_ALWAYS_ON is
+# enabled...", then "K") on a line of its own, and the line it cut whole
+# again: the kernel's printk and the runner's writes share the serial port.
+text=$(awk '{
+	if (substr($0, 1, 1) != "[" && match($0, /\[ *[0-9]+\.[0-9]+\] /)) {
+		head = substr($0, 1, RSTART - 1)
+		print substr($0, RSTART)
+		if ((getline rest) > 0)
+			print head rest
+		else
+			print head
+		next
+	}
+	print
+}' "$log")
 # The kernel's lines (PRINTK_TIME: "[    1.234567] ...") that report a
 # bug, the first five.  The tests' own output may quote a pattern.
 bugs() {
-	grep -a -E '^\[ *[0-9]+\.[0-9]+\] ' "$log" | grep -F -f "$dir/log-patterns" |
+	printf '%s\n' "$text" | grep -a -E '^\[ *[0-9]+\.[0-9]+\] ' | grep -F -f "$dir/log-patterns" |
 		grep -v -F -f "$allowed" | head -n 5
 }
 
-[ -r "$log" ] || fail "no log"
+body=$(printf '%s\n' "$text" | sed -n '/^=== GUEST START/,/^=== GUEST END/p')
 # The runner's "#N[/M] name: OK|SKIP|FAIL (note)" lines as "name: RESULT".
 results() {
-	sed -n '/^=== GUEST START/,/^=== GUEST END/p' "$log" |
-		sed -n -E 's/^#[0-9]+(\/[0-9]+)? ([^ ]+): (OK|SKIP|FAIL).*/\2: \3/p'
+	printf '%s\n' "$body" | sed -n -E 's/^#[0-9]+(\/[0-9]+)? ([^ ]+): (OK|SKIP|FAIL).*/\2: \3/p'
 }
 if [ "$mode" = results ]; then
 	results
 	exit
 fi
-grep -q '^=== GUEST START' "$log" ||
+[ -n "$body" ] ||
 	fail "the guest never reached /init: $(bugs | head -n 1; grep -m1 "^launcher:" "$log")"
-body=$(sed -n '/^=== GUEST START/,/^=== GUEST END/p' "$log")
 end=$(printf '%s\n' "$body" | grep -m 1 '^=== GUEST END rc=')
 if [ -z "$end" ]; then
 	why=$(bugs | head -n 1)

@@ -125,6 +125,22 @@ void test_check_log(void)
 	if (test__start_subtest("nothing_passed"))
 		expect("runner", false, "no test passed", boot, start,
 		       "0 passed, 0 failed, 2 skipped\n", end, NULL);
+	/*
+	 * The console prints a kernel line into the middle of a result: the
+	 * result still counts, and a kernel bug reported so still fails.
+	 */
+	if (test__start_subtest("spliced_result")) {
+		char out[2048];
+
+		ASSERT_EQ(check("=== GUEST START\n#1 bad_input: O[    4.5] CONFIG_BPF_JIT_ALWAYS_ON "
+				"is enabled\nK\n#2 churn: OK\n=== GUEST END rc=0 ===\n", "results",
+				out, sizeof(out)), 0, "checker runs");
+		ASSERT_STREQ(out, "bad_input: OK\nchurn: OK\n", "both results");
+	}
+	if (test__start_subtest("spliced_warning"))
+		expect("runner", false, "kernel log reports a bug", boot, start,
+		       "#1 bpf_jit: O[    3.0] WARNING: CPU: 1 PID: 7 at mm/vmalloc.c:2716 x\nK\n",
+		       "#2 churn: OK\n4 passed, 0 failed, 0 skipped\n", end, NULL);
 	if (test__start_subtest("command_rc"))
 		expect("command", false, "exited 1", boot, start, "=== GUEST END rc=1 ===\n", NULL);
 }
