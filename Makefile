@@ -83,7 +83,7 @@ stamp_overrides = $(strip \
 	$(foreach v,$(STAMP_MAKE_VARS) $(filter %_INPUTS,$(.VARIABLES)),\
 		$(if $(filter command override,$(firstword $(origin $(v)))),$(v)=$($(v)))))
 
-.PHONY: all deps deps-cross kernel check-series check-cross check-cross-if-changed check-style series-tree selftests demo demo-fragmented test test-host test-pack test-guest test-nohuge test-tramp test-gbpages test-hotplug measure-collapse test-heal-base test-exec-base test-upstream test-hibernate test-numa test-harness \
+.PHONY: all deps deps-cross kernel check-series check-cross check-cross-if-changed check-style series-tree selftests demo demo-fragmented test test-host test-pack test-guest test-nohuge test-tramp test-gbpages test-pagealloc test-hotplug measure-collapse test-heal-base test-exec-base test-upstream test-hibernate test-numa test-harness \
 	test-debug test-debug-if-changed test-debian test-debian-if-changed check-debian-record check-cross-record \
 	deb system-image system-modules test-system check-system-record initramfs bench help clean FORCE
 all: demo
@@ -122,7 +122,10 @@ help:
 	@echo '                   programs, packs and trampolines live (HIBERNATE_KERNEL=base too)'
 	@echo '  make test-numa   the guest suite on 2- and 4-node NUMA guests (~15 min)'
 	@echo '  make test-gbpages  a 4 GiB guest with 1 GiB direct-map pages and a 16 MiB exec pool:'
-	@echo '                   packs split no 1 GiB page (part of make test)'
+	@echo '                   packs split no 1 GiB page; a kdump kernel given the same'
+	@echo '                   vmalloc_exec_pool= sets no pool aside (part of make test)'
+	@echo '  make test-pagealloc  booted with debug_pagealloc=on: pages handed out are not'
+	@echo '                   global, nothing collapses, the JIT and modules work (part of make test)'
 	@echo '  make test-hotplug  two DIMMs hot-added at 1 TiB, above a hole: the collapse keeps'
 	@echo '                   their 2M entries, a DIMM ejects cleanly (part of make test)'
 	@echo '  make measure-collapse  how long a vfree()'"'"'s collapse takes on a 64 GiB guest'
@@ -621,12 +624,30 @@ test-numa: $(B)/patched/initramfs.cpio
 # an exec pool of GBPAGES_POOL below 1 GiB (vmalloc_exec_pool=).  The
 # gbpages test fills the pool and asserts no 1G split; the churn, whose
 # packs fit in the pool, asserts the same.  A skip is a failure here.
+# Then a kdump kernel (elfcorehdr=, here an address no RAM or device is at)
+# given the same parameter, as kexec tools pass it on: it sets no pool aside.
 GBPAGES_POOL := 16M
+KDUMP_ELFCOREHDR := 0xc0000000
 test-gbpages: $(B)/patched/initramfs.cpio
 	$(call stage,1G direct-map pages: 4 GiB guest$(,) vmalloc_exec_pool=$(GBPAGES_POOL))
 	$(Q)MEM=4G $(call guest_run,patched,guest-gbpages,vmalloc_exec_pool=$(GBPAGES_POOL) \
-		$(call runner_cmd,gbpages churn kernel_log/log,expect-patched))
+		$(call runner_cmd,gbpages exec_pool churn kernel_log/log,expect-patched))
 	$(Q)guest/check-log.sh $(B)/logs/guest-gbpages.log runner $(call expect,guest-gbpages)
+	$(call stage,a kdump kernel (elfcorehdr=$(KDUMP_ELFCOREHDR)) with vmalloc_exec_pool=$(GBPAGES_POOL))
+	$(Q)$(call guest_run,patched,guest-kdump,elfcorehdr=$(KDUMP_ELFCOREHDR) \
+		vmalloc_exec_pool=$(GBPAGES_POOL) $(call runner_cmd,exec_pool kernel_log/log,expect-patched))
+	$(Q)guest/check-log.sh $(B)/logs/guest-kdump.log runner $(call expect,guest-kdump)
+
+# debug_pagealloc=on: every free page unmapped from the direct map, mapped
+# again as it is handed out, with only the local TLB flushed.  Those pages
+# must not come back global, and nothing may collapse (debug_pagealloc);
+# the JIT, module and kprobe pages and the W+X check must work there.
+PAGEALLOC_TESTS := debug_pagealloc bpf_jit exec_pages no_wx kernel_log/log
+test-pagealloc: $(B)/patched/initramfs.cpio
+	$(call stage,debug_pagealloc=on ($(words $(PAGEALLOC_TESTS)) tests))
+	$(Q)$(call guest_run,patched,guest-pagealloc,debug_pagealloc=on \
+		$(call runner_cmd,$(PAGEALLOC_TESTS),expect-patched))
+	$(Q)guest/check-log.sh $(B)/logs/guest-pagealloc.log runner $(call expect,guest-pagealloc)
 
 # Memory that was hot-added, above a hole (memory_hotplug): two 512 MiB
 # pc-dimms at 1 TiB, one aligned 1 GiB, that the guest adds through ACPI and
@@ -808,12 +829,12 @@ check-system-record:
 check-cross-record: | deps-cross
 	$(Q)$(call check_record,guest/cross-tested,$(CROSS_INPUTS),check-cross)
 
-test: test-host test-pack test-guest test-nohuge test-tramp test-gbpages \
+test: test-host test-pack test-guest test-nohuge test-tramp test-gbpages test-pagealloc \
 	test-hotplug test-upstream test-hibernate test-harness
 	$(call stage,results)
 	$(Q)guest/summary.sh $(B)/logs/host.log $(B)/logs/pack.log $(B)/logs/guest-patched.log \
 		$(B)/logs/guest-nohuge.log $(B)/logs/tramp-patched.log $(B)/logs/guest-gbpages.log \
-		$(B)/logs/guest-hotplug.log $(B)/logs/guest-hotplug-nogb.log \
+		$(B)/logs/guest-kdump.log $(B)/logs/guest-pagealloc.log $(B)/logs/guest-hotplug.log $(B)/logs/guest-hotplug-nogb.log \
 		$(B)/logs/upstream.log \
 		$(B)/logs/hibernate-patched.log $(B)/logs/harness.log
 

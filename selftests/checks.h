@@ -61,6 +61,7 @@ void patched_missing(const char *file, int line, const char *what);
 #define HEALS_DIRECT_MAP(s) PATCHED_HAS(heals_direct_map(s), VMSTAT_L2_COLLAPSES)
 
 #define RO_ALIAS_PATH	"/sys/kernel/debug/vmalloc_ro_alias"
+#define POOL_PATH	"/sys/kernel/debug/vmalloc_exec_pool"
 #define EXEC_PAGES_CTL	"/sys/kernel/debug/exec_pages"
 
 /*

@@ -33,6 +33,12 @@
  *              read-only and freed: the levels of their direct map after,
  *              how long vfree() took (its reset and collapse)
  *   mapped M   the level of the direct map at M MiB, and whether present
+ *   alloc N    N pages from the page allocator, held, then freed: how many
+ *              the direct map has present and how many global, and
+ *              whether the direct map of empty_zero_page, mapped at boot
+ *              and never freed, is global (not with PTI); under
+ *              debug_pagealloc every free page was unmapped, and is mapped
+ *              again as it is handed out
  *
  * Levels are lookup_address()'s: 1 = 4K, 2 = 2M, 3 = 1G.  The set_memory_*
  * functions and find_vm_area() are not exported; the test passes their
@@ -376,6 +382,47 @@ static int cmd_mapped(unsigned int mib)
 	return 0;
 }
 
+/* Is the direct-map entry at @addr present, and global? */
+static void entry_bits(unsigned long addr, bool *present, bool *global)
+{
+	unsigned int level;
+	unsigned long flags;
+	pte_t *pte;
+
+	local_irq_save(flags);
+	pte = lookup_address(addr, &level);
+	*present = pte && pte_present(*pte);
+	*global = *present && (pte_flags(*pte) & _PAGE_GLOBAL);
+	local_irq_restore(flags);
+}
+
+static int cmd_alloc(unsigned int n)
+{
+	unsigned int i, got, present = 0, global = 0;
+	struct page **pages;
+	bool p, g;
+
+	pages = kvcalloc(n, sizeof(*pages), GFP_KERNEL);
+	if (!pages)
+		return -ENOMEM;
+	for (got = 0; got < n; got++) {
+		pages[got] = alloc_page(GFP_KERNEL);
+		if (!pages[got])
+			break;
+		entry_bits((unsigned long)page_address(pages[got]), &p, &g);
+		present += p;
+		global += g;
+	}
+	/* the kernel image's data in the direct map: mapped at boot, never freed */
+	entry_bits((unsigned long)lm_alias(empty_zero_page), &p, &g);
+	report("pages %u\npresent %u\nglobal %u\nboot_global %d\ndebug_pagealloc %d\n",
+	       got, present, global, g, debug_pagealloc_enabled());
+	for (i = 0; i < got; i++)
+		__free_page(pages[i]);
+	kvfree(pages);
+	return got == n ? 0 : -ENOMEM;
+}
+
 /*
  * A lockless walker with interrupts on, as kernel_page_present() and a
  * CPA's cache flush walk: under rcu_read_lock(), the PTE table it found
@@ -444,6 +491,7 @@ static const struct testmod_cmd cmds[] = {
 	{ "walk", cmd_walk, true },
 	{ "span", cmd_span },
 	{ "mapped", cmd_mapped },
+	{ "alloc", cmd_alloc, true },
 	{}
 };
 

@@ -109,6 +109,21 @@ bool cmdline_has(const char *word)
 	return false;
 }
 
+bool cmdline_value(const char *key, char *val, size_t size)
+{
+	char buf[4096], *tok, *save;
+	size_t len = strlen(key);
+
+	if (read_file("/proc/cmdline", buf, sizeof(buf)) < 0)
+		return false;
+	for (tok = strtok_r(buf, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save))
+		if (!strncmp(tok, key, len) && tok[len] == '=') {
+			snprintf(val, size, "%s", tok + len + 1);
+			return true;
+		}
+	return false;
+}
+
 bool expect_huge_vmalloc(const char *runner_args)
 {
 	if (strstr(runner_args, "expect-nohuge"))

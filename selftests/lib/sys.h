@@ -24,6 +24,8 @@ long long read_key(const char *path, const char *key);
 int drain_file(const char *path);
 /* Does /proc/cmdline contain the word @word? */
 bool cmdline_has(const char *word);
+/* The value of @key=VALUE on /proc/cmdline, into @val: false if none. */
+bool cmdline_value(const char *key, char *val, size_t size);
 
 /*
  * Should vmalloc_huge() map huge?  Yes unless the kernel was booted with

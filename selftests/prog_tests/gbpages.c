@@ -23,7 +23,6 @@
 #include "../lib/sys.h"
 #include "../test_runner.h"
 
-#define POOL_PATH	"/sys/kernel/debug/vmalloc_exec_pool"
 #define MAX_PROGS	2048
 
 static int fds[MAX_PROGS], nfds;

@@ -80,6 +80,18 @@ static int pin(int cpu)
 	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
 }
 
+/* Lets this thread run on every CPU again. */
+static void unpin(void)
+{
+	cpu_set_t all;
+	int n;
+
+	CPU_ZERO(&all);
+	for (n = 0; n < CPU_SETSIZE; n++)
+		CPU_SET(n, &all);
+	sched_setaffinity(0, sizeof(all), &all);
+}
+
 /* a side thread's error: the first one is kept, 0 never overwrites it */
 static bool side_fail(int err)
 {
@@ -311,7 +323,6 @@ static void latency(void)
 	struct delay_log log[DELAY_KINDS];
 	struct judged j[DELAY_KINDS];
 	int kind;
-	cpu_set_t all;
 	int i, n;
 
 	/*
@@ -420,10 +431,108 @@ out:
 		ASSERT_OK(write_file(PACK_PARAM("idle_secs"), idle_was), "idle_secs back");
 	if (ASSERT_OK(jit_quiesce(SETTLE_MS), "quiesce"))
 		check_invariants("after the latency test");
-	CPU_ZERO(&all);
-	for (n = 0; n < CPU_SETSIZE; n++)
-		CPU_SET(n, &all);
-	sched_setaffinity(0, sizeof(all), &all);
+	unpin();
+}
+
+/*
+ * A burst of loads that all find no room makes one pack, not one each
+ * (patch 24): every pack is filled for programs of BURST_INSNS, then a
+ * load of one on the slow CPU makes a pack there, delayed BURST_DELAY_MS,
+ * and a load of another on CPU 0 comes while that delay runs.  It must
+ * wait for that pack and take room in it: one pack made for the two.
+ * The wait is bounded (a second); the delay is well within it.
+ */
+#define BURST_INSNS	100
+#define BURST_DELAY_MS	200
+
+static int load_burst(void)
+{
+	return load_filter(BURST_INSNS, 0);
+}
+
+static void *burst_loader(void *arg)
+{
+	int *fd = arg;
+
+	*fd = side_fail(pin(SLOW_CPU)) ? -1 : load_burst();
+	return NULL;
+}
+
+static void burst(void)
+{
+	struct pack_delay *skel = NULL;
+	struct pack_stats st = {};
+	char idle_was[16] = "";
+	int fd[2] = { -1, -1 };
+	struct pack_stats after = {};
+	uint64_t addr[2];
+	uint32_t len[2];
+	__u64 made;
+	pthread_t slow;
+	double until;
+	int i, n;
+
+	atomic_store(&side_err, 0);
+	if (!ASSERT_OK(jit_quiesce(SETTLE_MS), "quiesce") ||
+	    !ASSERT_OK(pin(LOAD_CPU), "run on CPU 0"))
+		return;
+	/* the pack made for the first load is not one cached from before */
+	if (HAVE_PACK_PARAMS() &&
+	    !ASSERT_OK(pack_param_set("idle_secs", "0", idle_was, sizeof(idle_was)),
+		       "idle_secs=0"))
+		return;
+	skel = pack_delay__open();
+	if (!ASSERT_TRUE(skel, "open pack_delay"))
+		goto out;
+	skel->rodata->tgid = getpid();
+	skel->rodata->slow_cpu = SLOW_CPU;
+	/* attached first: its trampolines take room in the packs filled next */
+	if (!ASSERT_OK(pack_delay__load(skel), "load pack_delay") ||
+	    !ASSERT_OK(pack_delay__attach(skel), "attach pack_delay") ||
+	    !ASSERT_OK(packstats_read(&st), "read " PACKSTATS_PATH))
+		goto out;
+	n = packs_fill(&st, load_burst, fill, MAX_FILL);
+	if (!ASSERT_GE(n, 0, "fill the packs"))
+		goto out;
+	nfill = n;
+
+	made = skel->bss->made;
+	skel->bss->delay_ns = BURST_DELAY_MS * 1000000ULL;
+	if (!ASSERT_OK(-pthread_create(&slow, NULL, burst_loader, &fd[1]), "pthread_create"))
+		goto out;
+	for (until = now_ms() + SETTLE_MS; !skel->bss->delays[DELAY_ALLOC] && now_ms() < until;)
+		usleep(1000);
+	fd[0] = skel->bss->delays[DELAY_ALLOC] ? load_burst() : -ETIMEDOUT;
+	pthread_join(slow, NULL);
+	skel->bss->delay_ns = 0;
+	ASSERT_OK(atomic_load(&side_err), "the slow CPU's loader");
+	if (!ASSERT_GE(fd[0], 0, "the load during the pack's making") ||
+	    !ASSERT_GE(fd[1], 0, "the load that made the pack"))
+		goto out;
+	made = skel->bss->made - made;
+	for (i = 0; i < 2; i++)
+		if (!ASSERT_OK(prog_jited_image(fd[i], &addr[i], &len[i]), "jited image"))
+			goto out;
+	test__note("two loads, no room: %llu pack(s) made; images at %#llx and %#llx", made,
+		   (unsigned long long)addr[0], (unsigned long long)addr[1]);
+	ASSERT_EQ(made, 1, "one pack made for the two loads");
+	if (ASSERT_OK(packstats_read(&after), "read " PACKSTATS_PATH))
+		ASSERT_TRUE(pack_of(&after, addr[0]) >= 0 &&
+			    pack_of(&after, addr[0]) == pack_of(&after, addr[1]), "both in it");
+	packstats_free(&after);
+out:
+	if (skel)
+		skel->bss->delay_ns = 0;
+	pack_delay__destroy(skel);
+	packstats_free(&st);
+	for (i = 0; i < 2; i++)
+		if (fd[i] >= 0)
+			close(fd[i]);
+	while (nfill)
+		close(fill[--nfill]);
+	if (idle_was[0])
+		ASSERT_OK(write_file(PACK_PARAM("idle_secs"), idle_was), "idle_secs back");
+	unpin();
 }
 
 void test_pack_latency(void)
@@ -436,4 +545,6 @@ void test_pack_latency(void)
 	}
 	if (test__start_subtest("load_beside_slow_work"))
 		latency();
+	if (test__start_subtest("burst"))
+		burst();
 }

@@ -14,7 +14,8 @@
  *                        may be inlined or, in lib/, not traceable)
  * Each logs its delays, by kind (enum delay_kind, the test's too): how
  * many, and when the first MAX_DELAYS began and ended (bpf_ktime_get_ns(),
- * CLOCK_MONOTONIC as the test reads it).
+ * CLOCK_MONOTONIC as the test reads it).  And every module_alloc_huge()
+ * of the test's, on any CPU, is counted in made: a pack being made.
  * pack_latency checks that loads do not wait for them: none of them may
  * run under pack_mutex.
  */
@@ -35,6 +36,7 @@ const volatile __u32 slow_cpu;
 __u64 delay_ns;
 
 __u64 delays[DELAY_KINDS];
+__u64 made;
 __u64 delay_start[DELAY_KINDS][MAX_DELAYS], delay_end[DELAY_KINDS][MAX_DELAYS];
 
 static int spin(__u32 i, void *until)
@@ -69,6 +71,8 @@ static bool from_test(void)
 SEC("fentry/module_alloc_huge")
 int BPF_PROG(slow_alloc, unsigned long size)
 {
+	if (bpf_get_current_pid_tgid() >> 32 == tgid)
+		__sync_fetch_and_add(&made, 1);
 	if (from_test())
 		burn(DELAY_ALLOC);
 	return 0;
