@@ -92,6 +92,46 @@ static void unpin(void)
 	sched_setaffinity(0, sizeof(all), &all);
 }
 
+/*
+ * The JIT quiet, this thread on LOAD_CPU, and idle_secs 0 (the value it
+ * had in @idle_was): a pack is freed as it empties, not cached, so that
+ * a load with no room makes one.
+ */
+static bool begin(char *idle_was, size_t size)
+{
+	return ASSERT_OK(jit_quiesce(SETTLE_MS), "quiesce") &&
+	       ASSERT_OK(pin(LOAD_CPU), "run on CPU 0") &&
+	       (!HAVE_PACK_PARAMS() ||
+		ASSERT_OK(pack_param_set("idle_secs", "0", idle_was, size), "idle_secs=0"));
+}
+
+/* The fill closed, and what begin() changed put back. */
+static void end(const char *idle_was)
+{
+	while (nfill)
+		close(fill[--nfill]);
+	if (idle_was[0])
+		ASSERT_OK(write_file(PACK_PARAM("idle_secs"), idle_was), "idle_secs back");
+	unpin();
+}
+
+/* progs/pack_delay.bpf.c, loaded and attached for this process: NULL on failure. */
+static struct pack_delay *delay_attach(void)
+{
+	struct pack_delay *skel = pack_delay__open();
+
+	if (!ASSERT_TRUE(skel, "open pack_delay"))
+		return NULL;
+	skel->rodata->tgid = getpid();
+	skel->rodata->slow_cpu = SLOW_CPU;
+	if (!ASSERT_OK(pack_delay__load(skel), "load pack_delay") ||
+	    !ASSERT_OK(pack_delay__attach(skel), "attach pack_delay")) {
+		pack_delay__destroy(skel);
+		return NULL;
+	}
+	return skel;
+}
+
 /* a side thread's error: the first one is kept, 0 never overwrites it */
 static bool side_fail(int err)
 {
@@ -330,14 +370,8 @@ static void latency(void)
 	 * then every other small one freed: the small loads fit in the
 	 * holes, and each big load needs a pack of its own.
 	 */
-	if (!ASSERT_OK(jit_quiesce(SETTLE_MS), "quiesce") ||
-	    !ASSERT_OK(pin(LOAD_CPU), "run on CPU 0"))
-		return;
-	/* a pack freed as it empties, not cached: each big load makes one */
-	if (HAVE_PACK_PARAMS() &&
-	    !ASSERT_OK(pack_param_set("idle_secs", "0", idle_was, sizeof(idle_was)),
-		       "idle_secs=0"))
-		return;
+	if (!begin(idle_was, sizeof(idle_was)))
+		goto out;
 	for (nfill = 0; nfill < HOLES * 2; nfill++) {
 		fill[nfill] = load_small();
 		if (!ASSERT_GE(fill[nfill], 0, "load"))
@@ -359,14 +393,8 @@ static void latency(void)
 	if (!ASSERT_OK(jit_quiesce(SETTLE_MS), "quiesce"))
 		goto out;
 
-	skel = pack_delay__open();
-	if (!ASSERT_TRUE(skel, "open pack_delay"))
-		goto out;
-	skel->rodata->tgid = getpid();
-	skel->rodata->slow_cpu = SLOW_CPU;
-	if (!ASSERT_OK(pack_delay__load(skel), "load pack_delay") ||
-	    !ASSERT_OK(pack_delay__attach(skel), "attach pack_delay") ||
-	    !load_for(&alone, ALONE_MS, ALONE_MS, NULL))
+	skel = delay_attach();
+	if (!skel || !load_for(&alone, ALONE_MS, ALONE_MS, NULL))
 		goto out;
 
 	skel->bss->delay_ns = DELAY_MS * 1000000ULL;
@@ -425,13 +453,9 @@ out:
 		skel->bss->delay_ns = 0;
 	pack_delay__destroy(skel);
 	packstats_free(&st);
-	while (nfill)
-		close(fill[--nfill]);
-	if (idle_was[0])
-		ASSERT_OK(write_file(PACK_PARAM("idle_secs"), idle_was), "idle_secs back");
+	end(idle_was);
 	if (ASSERT_OK(jit_quiesce(SETTLE_MS), "quiesce"))
 		check_invariants("after the latency test");
-	unpin();
 }
 
 /*
@@ -473,23 +497,11 @@ static void burst(void)
 	int i, n;
 
 	atomic_store(&side_err, 0);
-	if (!ASSERT_OK(jit_quiesce(SETTLE_MS), "quiesce") ||
-	    !ASSERT_OK(pin(LOAD_CPU), "run on CPU 0"))
-		return;
-	/* the pack made for the first load is not one cached from before */
-	if (HAVE_PACK_PARAMS() &&
-	    !ASSERT_OK(pack_param_set("idle_secs", "0", idle_was, sizeof(idle_was)),
-		       "idle_secs=0"))
-		return;
-	skel = pack_delay__open();
-	if (!ASSERT_TRUE(skel, "open pack_delay"))
+	if (!begin(idle_was, sizeof(idle_was)))
 		goto out;
-	skel->rodata->tgid = getpid();
-	skel->rodata->slow_cpu = SLOW_CPU;
 	/* attached first: its trampolines take room in the packs filled next */
-	if (!ASSERT_OK(pack_delay__load(skel), "load pack_delay") ||
-	    !ASSERT_OK(pack_delay__attach(skel), "attach pack_delay") ||
-	    !ASSERT_OK(packstats_read(&st), "read " PACKSTATS_PATH))
+	skel = delay_attach();
+	if (!skel || !ASSERT_OK(packstats_read(&st), "read " PACKSTATS_PATH))
 		goto out;
 	n = packs_fill(&st, load_burst, fill, MAX_FILL);
 	if (!ASSERT_GE(n, 0, "fill the packs"))
@@ -528,11 +540,7 @@ out:
 	for (i = 0; i < 2; i++)
 		if (fd[i] >= 0)
 			close(fd[i]);
-	while (nfill)
-		close(fill[--nfill]);
-	if (idle_was[0])
-		ASSERT_OK(write_file(PACK_PARAM("idle_secs"), idle_was), "idle_secs back");
-	unpin();
+	end(idle_was);
 }
 
 void test_pack_latency(void)
