@@ -368,39 +368,18 @@ static int cmd_span(unsigned int mib)
 
 static int cmd_mapped(unsigned int mib)
 {
-	unsigned long addr = (unsigned long)__va((phys_addr_t)mib << 20);
-	unsigned int level = 0;
-	unsigned long flags;
-	bool present;
-	pte_t *pte;
+	pteval_t flags;
+	int level = direct_map_entry((unsigned long)__va((phys_addr_t)mib << 20), &flags);
 
-	local_irq_save(flags);
-	pte = lookup_address(addr, &level);
-	present = pte && pte_present(*pte);
-	local_irq_restore(flags);
-	report("level %d\npresent %d\n", pte ? level : 0, present);
+	report("level %d\npresent %d\n", level, !!(flags & _PAGE_PRESENT));
 	return 0;
-}
-
-/* Is the direct-map entry at @addr present, and global? */
-static void entry_bits(unsigned long addr, bool *present, bool *global)
-{
-	unsigned int level;
-	unsigned long flags;
-	pte_t *pte;
-
-	local_irq_save(flags);
-	pte = lookup_address(addr, &level);
-	*present = pte && pte_present(*pte);
-	*global = *present && (pte_flags(*pte) & _PAGE_GLOBAL);
-	local_irq_restore(flags);
 }
 
 static int cmd_alloc(unsigned int n)
 {
 	unsigned int i, got, present = 0, global = 0;
 	struct page **pages;
-	bool p, g;
+	pteval_t flags;
 
 	pages = kvcalloc(n, sizeof(*pages), GFP_KERNEL);
 	if (!pages)
@@ -409,14 +388,14 @@ static int cmd_alloc(unsigned int n)
 		pages[got] = alloc_page(GFP_KERNEL);
 		if (!pages[got])
 			break;
-		entry_bits((unsigned long)page_address(pages[got]), &p, &g);
-		present += p;
-		global += g;
+		direct_map_entry((unsigned long)page_address(pages[got]), &flags);
+		present += !!(flags & _PAGE_PRESENT);
+		global += (flags & (_PAGE_PRESENT | _PAGE_GLOBAL)) == (_PAGE_PRESENT | _PAGE_GLOBAL);
 	}
 	/* the kernel image's data in the direct map: mapped at boot, never freed */
-	entry_bits((unsigned long)lm_alias(empty_zero_page), &p, &g);
+	direct_map_entry((unsigned long)lm_alias(empty_zero_page), &flags);
 	report("pages %u\npresent %u\nglobal %u\nboot_global %d\ndebug_pagealloc %d\n",
-	       got, present, global, g, debug_pagealloc_enabled());
+	       got, present, global, !!(flags & _PAGE_GLOBAL), debug_pagealloc_enabled());
 	for (i = 0; i < got; i++)
 		__free_page(pages[i]);
 	kvfree(pages);

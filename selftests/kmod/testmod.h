@@ -102,24 +102,31 @@ static void testmod_remove(void)
 
 /*
  * The level of the direct-map entry at @addr (lookup_address()'s: 1 = 4K,
- * 2 = 2M, 3 = 1G; 0 if none), and, when @rw is given, whether it is
- * writable.  With interrupts off, as the kernel's own lockless walkers: a
- * collapse frees the tables it replaced only after a TLB flush has
- * interrupted every CPU.
+ * 2 = 2M, 3 = 1G; 0 if none) and its flags (pte_flags(), 0 if none).  With
+ * interrupts off, as the kernel's own lockless walkers: a collapse frees
+ * the tables it replaced only after a TLB flush has interrupted every CPU.
  */
-static int direct_map_level(unsigned long addr, bool *rw)
+static int direct_map_entry(unsigned long addr, pteval_t *flags)
 {
 	unsigned int level = 0;
-	unsigned long flags;
+	unsigned long irqs;
 	pte_t *pte;
 
-	local_irq_save(flags);
+	local_irq_save(irqs);
 	pte = lookup_address(addr, &level);
-	if (!pte)
-		level = 0;
-	else if (rw)
-		*rw = pte_flags(*pte) & _PAGE_RW;
-	local_irq_restore(flags);
+	*flags = pte ? pte_flags(*pte) : 0;
+	local_irq_restore(irqs);
+	return pte ? level : 0;
+}
+
+/* The entry's level, and, when @rw is given, whether it is writable */
+static int direct_map_level(unsigned long addr, bool *rw)
+{
+	pteval_t flags;
+	int level = direct_map_entry(addr, &flags);
+
+	if (rw)
+		*rw = flags & _PAGE_RW;
 	return level;
 }
 
