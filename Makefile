@@ -126,8 +126,9 @@ help:
 	@echo '                   vmalloc_exec_pool= sets no pool aside (part of make test)'
 	@echo '  make test-pagealloc  booted with debug_pagealloc=on: pages handed out are not'
 	@echo '                   global, nothing collapses, the JIT and modules work (part of make test)'
-	@echo '  make test-hotplug  two DIMMs hot-added at 1 TiB, above a hole: the collapse keeps'
-	@echo '                   their 2M entries, a DIMM ejects cleanly (part of make test)'
+	@echo '  make test-hotplug  two DIMMs and a virtio-mem device at 1 TiB, above a hole: the'
+	@echo '                   collapse keeps their 2M entries, a DIMM ejects, virtio-mem'
+	@echo '                   unplugs and plugs again cleanly (part of make test)'
 	@echo '  make measure-collapse  how long a vfree()'"'"'s collapse takes on a 64 GiB guest'
 	@echo '  make test-heal-base  direct_map_heal on the unpatched kernel, for its numbers'
 	@echo '  make test-exec-base  exec_pages (modules, kprobes, ftrace) on the unpatched kernel'
@@ -651,15 +652,18 @@ test-pagealloc: $(B)/patched/initramfs.cpio
 
 # Memory that was hot-added, above a hole (memory_hotplug): two 512 MiB
 # pc-dimms at 1 TiB, one aligned 1 GiB, that the guest adds through ACPI and
-# onlines movable; from 2 GiB to 1 TiB nothing is mapped, so one PGD entry
-# of the direct map is empty.  The heal tests run there too, then a DIMM is
-# ejected.  Twice: with 1 GiB direct-map pages (-cpu max), and without
-# (nogbpages).
-HOTPLUG_BOOT := CPU=max,phys-bits=46 DIMMS="0x10000000000:512M 0x10020000000:512M" MAXMEM=1100G
+# onlines movable, and a 1 GiB virtio-mem device in the next 1 GiB; from
+# 2 GiB to 1 TiB nothing is mapped, so one PGD entry of the direct map is
+# empty.  The heal tests run there too, then a DIMM is ejected and half the
+# virtio-mem device unplugged and plugged again (the guest asks; the
+# launcher tells QEMU's monitor).  Twice: with 1 GiB direct-map pages
+# (-cpu max), and without (nogbpages).
+HOTPLUG_BOOT := CPU=max,phys-bits=46 DIMMS="0x10000000000:512M 0x10020000000:512M" \
+	VMEM=0x10040000000:1G MAXMEM=1100G
 hotplug_cmd = memhp_default_state=online_movable \
 	$(call runner_cmd,churn direct_map_heal memory_hotplug kernel_log/log,expect-patched)
 test-hotplug: $(B)/patched/initramfs.cpio
-	$(call stage,hot-added memory above a hole: two 512 MiB DIMMs at 1 TiB)
+	$(call stage,hot-added memory above a hole: two 512 MiB DIMMs and 1 GiB of virtio-mem at 1 TiB)
 	$(Q)$(HOTPLUG_BOOT) $(call guest_run,patched,guest-hotplug,$(hotplug_cmd))
 	$(Q)guest/check-log.sh $(B)/logs/guest-hotplug.log runner $(call expect,guest-hotplug)
 	$(call stage,the same without 1 GiB direct-map pages (nogbpages))

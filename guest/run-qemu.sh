@@ -27,6 +27,12 @@
 # through ACPI memory hotplug and can eject them (make test-hotplug).  MAXMEM
 # (required with DIMMS) sizes QEMU's hotplug area, which starts at 4 GiB, or
 # at 1 TiB once it reaches beyond 1 TiB (then CPU needs phys-bits above 40).
+# VMEM=ADDR:SIZE: a virtio-mem device of SIZE at guest-physical ADDR, all of
+# it plugged at boot (requested-size SIZE; needs MAXMEM too).  The guest
+# resizes it as a hypervisor would: a line "=== VMEM REQUEST <N>M ===" on its
+# console becomes "qom-set" of the device's requested-size on QEMU's monitor,
+# and the guest's driver plugs or unplugs memory to match (make test-hotplug).
+# The monitor takes nothing else from the guest; what it printed ends the log.
 # NUMA=N: N NUMA nodes (QEMU's ACPI SRAT), MEM split equally between them
 # (QEMU 7.2 wants a memory backend per node), vCPU i on node i; nodes
 # beyond the vCPUs have memory only.
@@ -100,8 +106,8 @@ SMP_TOPO=
 if [ "$nodes" = 1 ] && [ "${MEM%G}" != "$MEM" ] && [ "${MEM%G}" -ge 16 ]; then
 	extra+=(-object "memory-backend-ram,id=ram0,size=$MEM,reserve=off" -machine memory-backend=ram0)
 fi
-if [ -n "$DIMMS" ]; then
-	[ -n "$MAXMEM" ] || { echo "run-qemu.sh: DIMMS needs MAXMEM" >&2; exit 2; }
+if [ -n "$DIMMS$VMEM" ]; then
+	[ -n "$MAXMEM" ] || { echo "run-qemu.sh: DIMMS and VMEM need MAXMEM" >&2; exit 2; }
 	set -f
 	dimms=($DIMMS)
 	set +f
@@ -111,6 +117,29 @@ if [ -n "$DIMMS" ]; then
 			-device "pc-dimm,id=dimm$n,memdev=dimm$n,addr=${dimms[n]%%:*}")
 	done
 fi
+# QEMU's monitor (a "pipe" chardev): it reads the FIFO $mon.in and writes
+# the file $mon.out, both opened read-write, so neither open waits.
+mon=
+if [ -n "$VMEM" ]; then
+	mon=$(mktemp -d)/monitor
+	trap 'rm -rf "${mon%/*}"' EXIT
+	mkfifo "$mon.in" && : > "$mon.out" || exit 2
+	extra+=(-object "memory-backend-ram,id=vmem-ram,size=${VMEM#*:}"
+		-device "virtio-mem-pci,id=vmem0,memdev=vmem-ram,memaddr=${VMEM%%:*},requested-size=${VMEM#*:}"
+		-chardev "pipe,id=monitor,path=$mon" -mon chardev=monitor,mode=readline)
+fi
+# The guest's resize requests, from its console to the monitor, or nothing.
+requests() {
+	if [ -z "$mon" ]; then
+		cat
+		return
+	fi
+	# (opened read-write, a write never waits for QEMU, even once it is gone)
+	tee >(exec 3<>"$mon.in" >/dev/null
+		grep --line-buffered -o '=== VMEM REQUEST [0-9]*M ===' | while read -r _ _ _ size _; do
+			echo "qom-set /machine/peripheral/vmem0 requested-size $size" >&3
+		done)
+}
 if [ "$nodes" -gt 1 ]; then
 	node_mb=$((${MEM%G} * 1024 / nodes))
 	for ((n = 0; n < nodes; n++)); do
@@ -122,14 +151,17 @@ fi
 start=$(date +%s)
 # The log keeps everything; the terminal shows what the guest's /init prints.
 set -o pipefail
-qemu "$accel" "$timeout" /dev/stdout guest_accel=$mode "$@" | sed -u 's/\r//g' | tee "$log" |
+qemu "$accel" "$timeout" /dev/stdout guest_accel=$mode "$@" | sed -u 's/\r//g' | tee "$log" | requests |
 	sed -u -n '/^=== GUEST START/,/^=== GUEST END/p'
 rc=${PIPESTATUS[0]}
+# The monitor's readline echoes each key with its cursor moves: the last
+# echo of a line is the whole command.
+[ -n "$mon" ] && tr -d '\r' < "$mon.out" | sed 's/.*\x1b\[D//; s/\x1b\[K//g; /^\((qemu) *\)\?$/d; s/^/launcher: monitor: /' >> "$log"
 elapsed=$(($(date +%s) - start))
 if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 	echo "launcher: timeout: the guest ran past ${timeout} s and was killed" >>"$log"
 elif [ "$rc" != 0 ]; then
 	echo "launcher: qemu exited $rc" >>"$log"
 fi
-echo "launcher: $mode guest, $MEM, $SMP vCPUs${NUMA:+, $nodes nodes}${DIMMS:+, DIMMs $DIMMS}${DISK:+, disk $DISK}, ${elapsed} s${CLOCK_ARGS:+ ($CLOCK_ARGS)}" >>"$log"
+echo "launcher: $mode guest, $MEM, $SMP vCPUs${NUMA:+, $nodes nodes}${DIMMS:+, DIMMs $DIMMS}${VMEM:+, virtio-mem $VMEM}${DISK:+, disk $DISK}, ${elapsed} s${CLOCK_ARGS:+ ($CLOCK_ARGS)}" >>"$log"
 echo "  QEMU    $(basename "$log"): $mode, ${elapsed} s"

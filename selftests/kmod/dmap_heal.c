@@ -278,27 +278,43 @@ static int cmd_race(unsigned int rounds)
 	return err ?: r[0].err ?: r[1].err;
 }
 
-/* A page in the 1 GiB from @mib MiB, allocated as user pages are, or NULL */
+/*
+ * A page in the 1 GiB from @mib MiB, allocated as user pages are, or NULL.
+ * It takes MAX_ORDER - 1 blocks while there are some, then pages: the
+ * memory added last is free in such blocks at the tail of the free lists,
+ * behind every other free block of its zone (a GiB of DIMM, say).
+ */
 static struct page *page_in(unsigned int mib)
 {
 	phys_addr_t floor = (phys_addr_t)mib << 20;
 	struct page *page, *tmp, *found = NULL;
-	unsigned int tries;
+	unsigned int tries, order = MAX_ORDER - 1, i;
 	LIST_HEAD(misses);
 
 	for (tries = 0; tries < 65536 && !found; tries++) {
-		page = alloc_page(GFP_HIGHUSER_MOVABLE | __GFP_NOWARN | __GFP_NORETRY);
+		page = alloc_pages(GFP_HIGHUSER_MOVABLE | __GFP_NOWARN | __GFP_NORETRY, order);
+		if (!page && order) {
+			order = 0;
+			continue;
+		}
 		if (!page)
 			break;
 		if (page_to_phys(page) >= floor &&
-		    page_to_phys(page) < floor + PUD_SIZE)
+		    page_to_phys(page) < floor + PUD_SIZE) {
+			split_page(page, order);
+			for (i = 1; i < 1U << order; i++)
+				__free_page(page + i);
 			found = page;
-		else
+		} else {
+			set_page_private(page, order);
 			list_add(&page->lru, &misses);
+		}
 	}
 	list_for_each_entry_safe(page, tmp, &misses, lru) {
 		list_del(&page->lru);
-		__free_page(page);
+		order = page_private(page);
+		set_page_private(page, 0);
+		__free_pages(page, order);
 	}
 	return found;
 }

@@ -22,6 +22,21 @@
  *                  request ends): its direct map goes, the first DIMM's
  *                  stays mapped.
  *
+ * The same boot has a virtio-mem device of 1 GiB at 1 TiB + 1 GiB, plugged
+ * at boot.  Its driver adds memory a block at a time and plugs 2 MiB
+ * sub-blocks; the guest asks for a new size on its console and the launcher
+ * (guest/run-qemu.sh, VMEM=) passes it to QEMU's monitor, as a hypervisor
+ * resizes a VM:
+ *   virtio_mem_plugged   its blocks online, mapped 2M; a page of its first
+ *                        block made read-only, then read-write: a 2M entry
+ *                        again, never a 1G entry over its eight blocks.
+ *   virtio_mem_unplug    half of it unplugged: the driver offlines and
+ *                        removes four blocks; their direct map goes, the
+ *                        other four stay mapped 2M, first MiB to last.
+ *   virtio_mem_replug    all of it plugged again: every block back, mapped
+ *                        2M, and a page of the re-plugged half collapses
+ *                        back to 2M, not 1G.
+ *
  * On a guest of 16 GiB or more without DIMMs (make measure-collapse boots
  * 64 GiB, without 1G pages):
  *   span_cost      the same two-page area with a page in the first and one in
@@ -50,6 +65,9 @@
 #define GIB_MIB		1024ULL
 #define TIB_MIB		(1024 * GIB_MIB)
 #define EJECT_WAIT_S	120
+/* virtio-mem's resize, within this, asked again every VMEM_ASK_S */
+#define VMEM_WAIT_S	300
+#define VMEM_ASK_S	30
 
 struct dimm {
 	char acpi[NAME_MAX + 1];		/* PNP0C80:NN */
@@ -211,6 +229,160 @@ static void eject(const struct dimm *d)
 		   d[1].start_mib, waited);
 }
 
+struct vmem {
+	unsigned long long start_mib, size_mib;
+	int first_block, nr_blocks;
+};
+
+/*
+ * The virtio-mem device's region: the driver reserves all of it as a
+ * top-level resource named after the device ("START-END : virtioN"), and
+ * adds its memory blocks inside.  False if there is none.
+ */
+static bool vmem_find(struct vmem *v)
+{
+	unsigned long long start, end;
+	char line[256];
+	bool found = false;
+	FILE *f = fopen("/proc/iomem", "r");
+	int id;
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = line[0] != ' ' &&
+			sscanf(line, "%llx-%llx : virtio%d", &start, &end, &id) == 3;
+	fclose(f);
+	if (!found || !block_mib)
+		return false;
+	v->start_mib = start >> 20;
+	v->size_mib = (end + 1 - start) >> 20;
+	v->first_block = v->start_mib / block_mib;
+	v->nr_blocks = v->size_mib / block_mib;
+	return true;
+}
+
+/*
+ * Asks the host for a new size: the launcher passes this line to QEMU.  On
+ * the console, not stdout, which the runner holds until the subtest ends.
+ */
+static int vmem_request(unsigned long long mib)
+{
+	char line[64];
+
+	snprintf(line, sizeof(line), "=== VMEM REQUEST %lluM ===\n", mib);
+	return write_file("/dev/console", line);
+}
+
+/* How many of the region's blocks are online; *absent: how many are gone */
+static int vmem_online(const struct vmem *v, int *absent)
+{
+	int i, online = 0;
+
+	*absent = 0;
+	for (i = 0; i < v->nr_blocks; i++) {
+		if (!block_present(v->first_block + i))
+			(*absent)++;
+		else if (block_online(v->first_block + i))
+			online++;
+	}
+	return online;
+}
+
+/*
+ * Waits until @want of the region's blocks are online and the others gone,
+ * asking for @want blocks' worth again now and then (a kernel line printed
+ * into the request cuts it): the seconds it took, or -1.
+ */
+static int vmem_resize(const struct vmem *v, int want)
+{
+	int waited, online, absent;
+
+	for (waited = 0; waited < VMEM_WAIT_S; waited++) {
+		if (waited % VMEM_ASK_S == 0 &&
+		    !ASSERT_OK(vmem_request(want * block_mib), "ask on /dev/console"))
+			return -1;
+		online = vmem_online(v, &absent);
+		if (online == want && absent == v->nr_blocks - want)
+			return waited;
+		sleep(1);
+	}
+	test__note("after %d s: %d blocks online, %d gone, of %d", waited, online, absent,
+		   v->nr_blocks);
+	return -1;
+}
+
+/* Every block present is mapped 2M, first MiB to last; every one gone, not mapped */
+static void vmem_mapped(const struct vmem *v)
+{
+	unsigned long long mib;
+	long long level;
+	int i, absent;
+
+	for (i = 0; i < v->nr_blocks; i++) {
+		mib = (v->first_block + i) * block_mib;
+		if (!block_present(v->first_block + i)) {
+			ASSERT_FALSE(mapped_at(mib, &level), "a block gone: not mapped");
+			continue;
+		}
+		ASSERT_TRUE(mapped_at(mib, &level) && level == 2, "a block's first MiB mapped 2M");
+		ASSERT_TRUE(mapped_at(mib + block_mib - 1, &level) && level == 2,
+			    "a block's last MiB mapped 2M");
+	}
+	vmem_online(v, &absent);
+	test__note("%d of %d blocks mapped 2M, %d gone", v->nr_blocks - absent, v->nr_blocks,
+		   absent);
+}
+
+/* A page at @mib made read-only, then read-write: 2M again, not 1G */
+static void vmem_touch(unsigned long long mib)
+{
+	long long l3 = read_vmstat("direct_map_level3_collapses");
+
+	if (!ASSERT_OK(dmap_heal_cmd("touch %llu", mib), "dmap_heal touch"))
+		return;
+	ASSERT_EQ(dmap_heal_result("before"), 2, "virtio-mem memory mapped 2M");
+	ASSERT_EQ(dmap_heal_result("ro"), 1, "read-only: split to 4K");
+	ASSERT_EQ(dmap_heal_result("after"), 2, "read-write: a 2M entry again, not 1G");
+	ASSERT_EQ(dmap_heal_result("gb_first"), 2, "the 1 GiB's first page: 2M");
+	ASSERT_EQ(read_vmstat("direct_map_level3_collapses"), l3, "no 1G collapse");
+}
+
+static void vmem_plugged(const struct vmem *v)
+{
+	int waited;
+
+	if (!ASSERT_EQ(v->start_mib % GIB_MIB, 0, "virtio-mem region 1 GiB aligned") ||
+	    !ASSERT_EQ(v->size_mib, GIB_MIB, "virtio-mem region of 1 GiB"))
+		return;
+	waited = vmem_resize(v, v->nr_blocks);
+	if (!ASSERT_GE(waited, 0, "all its blocks plugged and online"))
+		return;
+	vmem_mapped(v);
+	vmem_touch(v->start_mib);
+}
+
+static void vmem_unplug(const struct vmem *v)
+{
+	int waited = vmem_resize(v, v->nr_blocks / 2);
+
+	if (!ASSERT_GE(waited, 0, "half its blocks unplugged and removed"))
+		return;
+	vmem_mapped(v);
+	test__note("unplugged %llu MiB in %d s", v->size_mib / 2, waited);
+}
+
+static void vmem_replug(const struct vmem *v)
+{
+	int waited = vmem_resize(v, v->nr_blocks);
+
+	if (!ASSERT_GE(waited, 0, "all its blocks plugged and online again"))
+		return;
+	vmem_mapped(v);
+	vmem_touch(v->start_mib + v->size_mib / 2);
+	test__note("plugged %llu MiB again in %d s", v->size_mib / 2, waited);
+}
+
 /* The end of the highest System RAM range in /proc/iomem, in MiB, or 0 */
 static unsigned long long ram_top_mib(void)
 {
@@ -246,9 +418,11 @@ void test_memory_hotplug(void)
 	unsigned long long top = ram_top_mib();
 	struct dimm d[MAX_DIMMS];
 	int n = dimms_find(d, MAX_DIMMS);
+	struct vmem v;
+	bool vm = vmem_find(&v);
 
-	if (n <= 0 && top < 16 * GIB_MIB) {
-		test__skip("no hot-added DIMM (make test-hotplug boots two), under 16 GiB");
+	if (n <= 0 && !vm && top < 16 * GIB_MIB) {
+		test__skip("no hot-added DIMM or virtio-mem (make test-hotplug boots them), under 16 GiB");
 		return;
 	}
 	if (!REQUIRE_PATCHED(read_vmstat("direct_map_level3_collapses") >= 0,
@@ -263,7 +437,15 @@ void test_memory_hotplug(void)
 		if (test__start_subtest("eject"))
 			eject(d);
 	}
-	if (n <= 0 && test__start_subtest("span_cost"))
+	if (vm) {
+		if (test__start_subtest("virtio_mem_plugged"))
+			vmem_plugged(&v);
+		if (test__start_subtest("virtio_mem_unplug"))
+			vmem_unplug(&v);
+		if (test__start_subtest("virtio_mem_replug"))
+			vmem_replug(&v);
+	}
+	if (n <= 0 && !vm && test__start_subtest("span_cost"))
 		span_cost(top);
 	ASSERT_OK(dmap_heal_unload(), "unload dmap_heal");
 }
