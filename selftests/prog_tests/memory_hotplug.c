@@ -184,20 +184,26 @@ static void above_hole(const struct dimm *d)
 		   low, high);
 }
 
-static void one_gib_blocks(const struct dimm *d)
+/* A page of hot-added memory at @mib made read-only, then read-write: 2M again, not 1G */
+static void touch(unsigned long long mib)
 {
 	long long l3 = read_vmstat("direct_map_level3_collapses");
 
-	if (!ASSERT_EQ(d[0].start_mib % GIB_MIB, 0, "first DIMM 1 GiB aligned") ||
-	    !ASSERT_EQ(d[1].start_mib, d[0].start_mib + d[0].size_mib, "second DIMM next to it") ||
-	    !ASSERT_EQ(d[0].size_mib + d[1].size_mib, GIB_MIB, "the two make 1 GiB") ||
-	    !ASSERT_OK(dmap_heal_cmd("touch %llu", d[0].start_mib), "dmap_heal touch"))
+	if (!ASSERT_OK(dmap_heal_cmd("touch %llu", mib), "dmap_heal touch"))
 		return;
 	ASSERT_EQ(dmap_heal_result("before"), 2, "hot-added memory mapped 2M");
 	ASSERT_EQ(dmap_heal_result("ro"), 1, "read-only: split to 4K");
 	ASSERT_EQ(dmap_heal_result("after"), 2, "read-write: a 2M entry again, not 1G");
 	ASSERT_EQ(dmap_heal_result("gb_first"), 2, "the 1 GiB's first page: 2M");
 	ASSERT_EQ(read_vmstat("direct_map_level3_collapses"), l3, "no 1G collapse");
+}
+
+static void one_gib_blocks(const struct dimm *d)
+{
+	if (ASSERT_EQ(d[0].start_mib % GIB_MIB, 0, "first DIMM 1 GiB aligned") &&
+	    ASSERT_EQ(d[1].start_mib, d[0].start_mib + d[0].size_mib, "second DIMM next to it") &&
+	    ASSERT_EQ(d[0].size_mib + d[1].size_mib, GIB_MIB, "the two make 1 GiB"))
+		touch(d[0].start_mib);
 }
 
 static void eject(const struct dimm *d)
@@ -334,20 +340,6 @@ static void vmem_mapped(const struct vmem *v)
 		   absent);
 }
 
-/* A page at @mib made read-only, then read-write: 2M again, not 1G */
-static void vmem_touch(unsigned long long mib)
-{
-	long long l3 = read_vmstat("direct_map_level3_collapses");
-
-	if (!ASSERT_OK(dmap_heal_cmd("touch %llu", mib), "dmap_heal touch"))
-		return;
-	ASSERT_EQ(dmap_heal_result("before"), 2, "virtio-mem memory mapped 2M");
-	ASSERT_EQ(dmap_heal_result("ro"), 1, "read-only: split to 4K");
-	ASSERT_EQ(dmap_heal_result("after"), 2, "read-write: a 2M entry again, not 1G");
-	ASSERT_EQ(dmap_heal_result("gb_first"), 2, "the 1 GiB's first page: 2M");
-	ASSERT_EQ(read_vmstat("direct_map_level3_collapses"), l3, "no 1G collapse");
-}
-
 static void vmem_plugged(const struct vmem *v)
 {
 	int waited;
@@ -359,7 +351,7 @@ static void vmem_plugged(const struct vmem *v)
 	if (!ASSERT_GE(waited, 0, "all its blocks plugged and online"))
 		return;
 	vmem_mapped(v);
-	vmem_touch(v->start_mib);
+	touch(v->start_mib);
 }
 
 static void vmem_unplug(const struct vmem *v)
@@ -379,7 +371,7 @@ static void vmem_replug(const struct vmem *v)
 	if (!ASSERT_GE(waited, 0, "all its blocks plugged and online again"))
 		return;
 	vmem_mapped(v);
-	vmem_touch(v->start_mib + v->size_mib / 2);
+	touch(v->start_mib + v->size_mib / 2);
 	test__note("plugged %llu MiB again in %d s", v->size_mib / 2, waited);
 }
 
