@@ -73,9 +73,9 @@ run_if_changed = $(MAKE) -s $(B)/source-version && \
 stamp = SRC_TAR=$(SRC_TAR) STAMP_RERUN='make $(2)' STAMP_T0=$(T0) \
 	STAMP_OVERRIDES='$(stamp_overrides)' guest/stamp.sh $(1)
 # Set in the environment or on the command line, these change what a
-# recorded suite runs (guest/run-qemu.sh reads the first ten): its record
+# recorded suite runs (guest/run-qemu.sh reads the first eleven): its record
 # is not written then.
-STAMP_ENV_VARS := KVM CPU MEM NUMA TCG_THREAD CLOCK SEED DISK DIMMS MAXMEM RUNNER_ARGS
+STAMP_ENV_VARS := KVM CPU MEM NUMA TCG_THREAD CLOCK SEED DISK DIMMS VMEM MAXMEM RUNNER_ARGS
 STAMP_MAKE_VARS := THUNK_BOOT UPSTREAM_DENY UPSTREAM_TESTS DEBIAN_BOOT CHURN PATCHES SUITE_SRCS \
 	DEBIAN_CONFIG fragments
 stamp_overrides = $(strip \
