@@ -1,9 +1,10 @@
 #!/bin/bash
 # Records of the slow suites' last passing runs (guest/debug-tested,
-# guest/debian-tested, guest/cross-tested).  CI reruns a suite only when its
-# record no longer matches what the suite would test now (Makefile,
-# run_if_changed), so a record must name everything that decides the
-# outcome, and only a real pass may write one.
+# guest/debian-tested, guest/cross-tested, guest/system-tested).  CI does not
+# rerun them: it fails when a record no longer matches what its suite would
+# test now (Makefile, check_record; run_if_changed reruns the suite), so a
+# record must name everything that decides the outcome, and only a real pass
+# may write one.
 #
 #   stamp.sh begin  STAMP ITEM...      at the start of a run: the inputs, into
 #                                      build/stamps/NAME.inputs
