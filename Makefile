@@ -130,7 +130,8 @@ help:
 	@echo '  make test-hotplug  two DIMMs and a virtio-mem device at 1 TiB, above a hole: the'
 	@echo '                   collapse keeps their 2M entries, a DIMM ejects, virtio-mem'
 	@echo '                   unplugs and plugs again cleanly; then a 16 GiB guest (part of make test)'
-	@echo '  make measure-collapse  how long a vfree()'"'"'s collapse takes on a 64 GiB guest'
+	@echo '  make measure-collapse  on a 64 GiB guest: how long a vfree() takes, and the'
+	@echo '                   longest hold of cpa_lock and pgd_lock by a collapse (traced)'
 	@echo '  make test-heal-base  direct_map_heal on the unpatched kernel, for its numbers'
 	@echo '  make test-exec-base  exec_pages (modules, kprobes, ftrace) on the unpatched kernel'
 	@echo '  make test-debug  the guest suite and test_progs on a KASAN, lockdep, DEBUG_VM,'
@@ -684,12 +685,18 @@ test-hotplug: $(B)/patched/initramfs.cpio
 # entries come back (its time is noted too).
 LARGE_MEM := 64G
 LARGE_TEST_MEM := 16G
-measure-collapse: $(B)/patched/initramfs.cpio
+# guest/lock-hold runs the test and times the collapse's hold of cpa_lock
+# and pgd_lock with the function graph tracer; it rides in a second cpio.
+measure-collapse: $(B)/patched/initramfs-lockhold.cpio
 	$(call stage,the collapse's cost: $(LARGE_MEM) guest$(,) nogbpages)
-	$(Q)MEM=$(LARGE_MEM) $(call guest_run,patched,collapse-cost,nogbpages \
-		$(call runner_cmd,memory_hotplug,expect-patched))
+	$(Q)MEM=$(LARGE_MEM) guest/run-qemu.sh $(B)/patched/bzImage $< $(B)/logs/collapse-cost.log \
+		nogbpages guest_cmd=lock-hold,-t,memory_hotplug,-a,expect-patched
 	$(Q)guest/check-log.sh $(B)/logs/collapse-cost.log runner
-	$(Q)grep -h 'memory_hotplug/span_cost' $(B)/logs/collapse-cost.log
+	$(Q)grep -h 'memory_hotplug/span_cost\|^lock-hold:' $(B)/logs/collapse-cost.log
+
+$(B)/%/initramfs-lockhold.cpio: $(B)/%/initramfs.cpio guest/lock-hold
+	$(Q)echo 'file /selftests/lock-hold $(CURDIR)/guest/lock-hold 755 0 0' | \
+		$(B)/$*/linux/usr/gen_init_cpio - | cat $< - > $@
 
 # direct_map_heal on the unpatched kernel, verbose, for its numbers: nothing
 # heals there, and the test only notes what the same workloads leave split.
