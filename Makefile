@@ -104,7 +104,7 @@ help:
 	@echo '                   then, packs made anew as 4K fallbacks, end where the boot left it'
 	@echo '  make kernel      $(B)/patched/bzImage (series applied) and $(B)/base/bzImage'
 	@echo '  make deps        apt-get install what is missing (as root, or with passwordless sudo)'
-	@echo '  make check-series  apply the series a patch at a time, building each step (~23 min)'
+	@echo '  make check-series  apply the series a patch at a time, building each step (23-80 min)'
 	@echo '  make check-cross   the series a patch at a time for arm64, s390x and riscv64 with'
 	@echo '                   Debian'"'"'s cross compilers (~14 min; CI does not rerun it:'
 	@echo '                   make check-cross-record fails when guest/cross-tested is'
