@@ -663,8 +663,9 @@ test-pagealloc: $(B)/patched/initramfs.cpio
 # (-cpu max), and without (nogbpages).
 HOTPLUG_BOOT := CPU=max,phys-bits=46 DIMMS="0x10000000000:512M 0x10020000000:512M" \
 	VMEM=0x10040000000:1G MAXMEM=1100G
-hotplug_cmd = memhp_default_state=online_movable \
-	$(call runner_cmd,churn direct_map_heal memory_hotplug kernel_log/log,expect-patched)
+# The heal tests, run on the hot-plug machine and on the large guest
+heal_cmd = $(call runner_cmd,churn direct_map_heal memory_hotplug kernel_log/log,expect-patched)
+hotplug_cmd = memhp_default_state=online_movable $(heal_cmd)
 test-hotplug: $(B)/patched/initramfs.cpio
 	$(call stage,hot-added memory above a hole: two 512 MiB DIMMs and 1 GiB of virtio-mem at 1 TiB)
 	$(Q)$(HOTPLUG_BOOT) $(call guest_run,patched,guest-hotplug,$(hotplug_cmd))
@@ -673,8 +674,7 @@ test-hotplug: $(B)/patched/initramfs.cpio
 	$(Q)$(HOTPLUG_BOOT) $(call guest_run,patched,guest-hotplug-nogb,nogbpages $(hotplug_cmd))
 	$(Q)guest/check-log.sh $(B)/logs/guest-hotplug-nogb.log runner $(call expect,guest-hotplug)
 	$(call stage,a large guest: $(LARGE_TEST_MEM) without 1 GiB direct-map pages (nogbpages))
-	$(Q)MEM=$(LARGE_TEST_MEM) $(call guest_run,patched,guest-large,nogbpages \
-		$(call runner_cmd,churn direct_map_heal memory_hotplug kernel_log/log,expect-patched))
+	$(Q)MEM=$(LARGE_TEST_MEM) $(call guest_run,patched,guest-large,nogbpages $(heal_cmd))
 	$(Q)guest/check-log.sh $(B)/logs/guest-large.log runner $(call expect,guest-large)
 
 # The collapse's cost on a large guest (memory_hotplug/span_cost): 64 GiB
